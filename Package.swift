@@ -1,0 +1,36 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+  name: "ReaderKit",
+  platforms: [.macOS(.v15), .iOS(.v18)],
+  products: [
+    .library(name: "ReaderKit", targets: ["ReaderKit"]),
+    .library(name: "ReaderSimulator", targets: ["ReaderSimulator"]),
+    .library(name: "NFCKit", targets: ["NFCKit"]),
+    .executable(name: "readerctl", targets: ["readerctl"]),
+    .executable(name: "reader-bench", targets: ["reader-bench"]),
+  ],
+  targets: [
+    // Domain types, transport protocols, the scheduler and the pure state machines.
+    .target(name: "ReaderCore", swiftSettings: strict),
+    // The deterministic simulated world behind the transport protocols.
+    .target(name: "ReaderSimulator", dependencies: ["ReaderCore"], swiftSettings: strict),
+    // The Terminal facade and the drivers that run the state machines.
+    .target(name: "ReaderKit", dependencies: ["ReaderCore", "ReaderSimulator"], swiftSettings: strict),
+    // NDEF codec and NFC reader sessions.
+    .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
+    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
+    .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
+    .testTarget(name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator"], swiftSettings: strict),
+    .testTarget(name: "NFCKitTests", dependencies: ["NFCKit"], swiftSettings: strict),
+    .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,78 @@
+/// The error every ReaderKit operation reports.
+///
+/// `code` is extensible: new codes can be added without breaking a `switch` in client code, so
+/// compare against the static members (`error.code == .canceled`) rather than matching a frozen enum.
+/// `message` is for people; `context` carries the machine-readable details (the field that was
+/// invalid, the serial number involved, the byte offset in a file).
+public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What went wrong, as a stable identifier.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Wrapped: String, Hashable, Sendable {
+      case canceled, invalidConfiguration, bluetoothScanTimedOut, bluetoothConnectTimedOut
+      case bluetoothDisabled, alreadyConnected, notConnected, readerNotFound, connectionFailed
+      case unsupportedReader, readerBusy, rebootFailed, storeCorrupt, storeUnavailable, commandRejected
+    }
+    private let wrapped: Wrapped
+    private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+    /// The operation was cancelled, through its `Cancelable` or through `Task` cancellation.
+    public static let canceled = Code(.canceled)
+    /// A configuration or argument was invalid; `context["field"]` names it.
+    public static let invalidConfiguration = Code(.invalidConfiguration)
+    /// A Bluetooth scan with a timeout ended without finding any reader.
+    public static let bluetoothScanTimedOut = Code(.bluetoothScanTimedOut)
+    /// A connection or reconnection did not complete before its deadline.
+    public static let bluetoothConnectTimedOut = Code(.bluetoothConnectTimedOut)
+    /// The host's Bluetooth radio is off.
+    public static let bluetoothDisabled = Code(.bluetoothDisabled)
+    /// A reader is already connected; disconnect it first.
+    public static let alreadyConnected = Code(.alreadyConnected)
+    /// The operation needs a connected reader and there is none.
+    public static let notConnected = Code(.notConnected)
+    /// The reader is unknown or has stopped advertising.
+    public static let readerNotFound = Code(.readerNotFound)
+    /// The link to the reader failed while connecting.
+    public static let connectionFailed = Code(.connectionFailed)
+    /// The reader's model does not support the operation (e.g. proximity discovery on an M2).
+    public static let unsupportedReader = Code(.unsupportedReader)
+    /// The reader refused a command because it is doing something else (e.g. installing an update).
+    public static let readerBusy = Code(.readerBusy)
+    /// The reader did not accept the reboot request.
+    public static let rebootFailed = Code(.rebootFailed)
+    /// A persisted file exists but cannot be decoded; it is left untouched.
+    public static let storeCorrupt = Code(.storeCorrupt)
+    /// A persisted file cannot be read or written.
+    public static let storeUnavailable = Code(.storeUnavailable)
+    /// The reader rejected a command.
+    public static let commandRejected = Code(.commandRejected)
+
+    /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.
+    public var description: String { wrapped.rawValue }
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// A sentence for people.
+  public var message: String
+  /// Machine-readable details, e.g. `["field": "locationId"]` or `["serialNumber": "CHB20-0001"]`.
+  public var context: [String: String]
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String, context: [String: String] = [:]) {
+    self.code = code
+    self.message = message
+    self.context = context
+  }
+
+  /// `code: message (key=value, …)`, with the context keys sorted.
+  public var description: String {
+    guard !context.isEmpty else { return "\(code): \(message)" }
+    let details = context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ")
+    return "\(code): \(message) (\(details))"
+  }
+
+  /// Shorthand for the error a cancelled operation completes with.
+  public static func canceled(_ operation: String) -> ReaderError {
+    ReaderError(.canceled, "\(operation) was canceled", context: ["operation": operation])
+  }
+}
