@@ -26,6 +26,9 @@ public protocol ReaderStore: Sendable {
   ///   cannot be read.
   func loadLastReader() throws(ReaderError) -> SavedReader?
   /// Replaces the saved reader atomically.
+  ///
+  /// When the existing record is corrupt, its bytes are kept for diagnosis before it is replaced
+  /// (`FileReaderStore` keeps them as `last-reader.json.corrupt-<n>`), never discarded.
   /// - Throws: `storeUnavailable` when the record cannot be written; the old record is kept.
   func saveLastReader(_ reader: SavedReader) throws(ReaderError)
   /// Forgets the saved reader.

@@ -1,0 +1,350 @@
+/// Parses one NDEF message out of a buffer: the decoder's engine, also used for Smart Poster payloads.
+///
+/// Every length is checked against the bytes that remain before anything is sliced or allocated; the
+/// only copies made are reassembled chunked payloads, sized exactly after the whole chunk sequence has
+/// been checked. Offsets are local to `input` (0 is its first byte); `absolute` maps them to the offsets
+/// reported in errors, so problems inside nested messages and reassembled chunks point into the original
+/// input.
+struct MessageParser {
+  /// The bytes of the message.
+  let input: ArraySlice<UInt8>
+  /// The limits in force.
+  let options: NDEFDecodingOptions
+  /// 0 for the outermost message, 1 inside a Smart Poster, and so on.
+  let depth: Int
+  /// Maps a local offset to the offset reported in errors.
+  let absolute: (Int) -> Int
+
+  /// The number of bytes in `input`.
+  private var count: Int { input.count }
+
+  /// The byte at a local offset.
+  private func byte(_ offset: Int) -> UInt8 { input[input.startIndex + offset] }
+
+  /// A zero-based view of `length` bytes at a local offset (no copy).
+  private func bytes(at offset: Int, length: Int) -> NDEFBytes {
+    let start = input.startIndex + offset
+    return NDEFBytes(input[start..<(start + length)])
+  }
+
+  /// An error at a local offset.
+  private func failure(
+    _ code: NDEFError.Code, _ message: String, at offset: Int, expected: String, record: Int,
+    field: String? = nil
+  ) -> NDEFError {
+    var context = ["record": String(record)]
+    if depth > 0 { context["depth"] = String(depth) }
+    if let field { context["field"] = field }
+    return NDEFError(code, message, offset: absolute(offset), expected: expected, context: context)
+  }
+
+  /// Parses the whole buffer as one message.
+  ///
+  /// - Parameters:
+  ///   - budget: records that may still be read (shared with nested messages); decremented per chunk.
+  ///   - recordStarts: when not `nil`, receives the local offset of each logical record's first header.
+  func parseMessage(budget: inout Int, recordStarts: inout [Int]?) throws(NDEFError) -> [NDEFRecord] {
+    guard depth <= options.maxNestingDepth else {
+      throw failure(
+        .nestingTooDeep, "Smart Posters nest \(depth) deep", at: 0,
+        expected: "at most \(options.maxNestingDepth) nested messages (NDEFDecodingOptions.maxNestingDepth)",
+        record: 0)
+    }
+    guard count > 0 else {
+      throw failure(
+        .zeroLengthMessage, depth == 0 ? "the input is empty" : "the nested message is empty", at: 0,
+        expected: "at least one record (the empty message is D0 00 00)", record: 0)
+    }
+    var records: [NDEFRecord] = []
+    var position = 0
+    while true {
+      let index = records.count
+      guard position < count else {
+        throw failure(
+          .missingMessageEnd, "the input ends after record \(index - 1), which does not have the ME flag",
+          at: position, expected: "another record, or the ME flag on the last record", record: index)
+      }
+      try spend(&budget, at: position, record: index)
+      let header = try readHeader(at: position, record: index)
+      if index == 0 {
+        guard header.messageBegin else {
+          throw failure(
+            .missingMessageBegin, "the first record does not have the MB flag", at: position,
+            expected: "MB (0x80) set on the first record", record: index)
+        }
+      } else if header.messageBegin {
+        throw failure(
+          .unexpectedMessageBegin, "record \(index) has the MB flag", at: position,
+          expected: "MB only on the first record", record: index)
+      }
+      try checkLayout(of: header, record: index)
+
+      let record: NDEFRecord
+      let last: RecordHeader
+      if header.chunked {
+        (record, last) = try reassemble(from: header, record: index, budget: &budget)
+      } else {
+        guard header.payloadLength <= payloadLimit else {
+          throw payloadTooLarge(header.payloadLength, at: header.payloadLengthOffset, record: index)
+        }
+        record = NDEFRecord(
+          validated: header.typeNameFormat,
+          type: bytes(at: header.typeStart, length: header.typeLength),
+          identifier: bytes(at: header.idStart, length: header.idLength),
+          payload: bytes(at: header.payloadStart, length: header.payloadLength))
+        last = header
+      }
+      if options.validatesWellKnownPayloads {
+        try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
+      }
+      records.append(record)
+      recordStarts?.append(header.start)
+      position = last.end
+      if last.messageEnd {
+        guard position == count else {
+          throw failure(
+            .trailingBytes, "\(count - position) bytes follow the record with the ME flag", at: position,
+            expected: "the end of the message after the ME record", record: index + 1)
+        }
+        return records
+      }
+    }
+  }
+
+  /// The largest payload accepted for one logical record.
+  private var payloadLimit: Int { min(options.maxPayloadSize, Int(UInt32.max)) }
+
+  /// Takes one record from the budget.
+  private func spend(_ budget: inout Int, at offset: Int, record: Int) throws(NDEFError) {
+    guard budget > 0 else {
+      throw failure(
+        .tooManyRecords, "more than \(options.maxRecords) records", at: offset,
+        expected: "at most \(options.maxRecords) records and chunks (NDEFDecodingOptions.maxRecords)",
+        record: record)
+    }
+    budget -= 1
+  }
+
+  private func payloadTooLarge(_ size: Int, at offset: Int, record: Int) -> NDEFError {
+    failure(
+      .payloadTooLarge, "record \(record) has a payload of \(size) bytes", at: offset,
+      expected: "a payload of at most \(payloadLimit) bytes (NDEFDecodingOptions.maxPayloadSize)",
+      record: record, field: "PAYLOAD_LENGTH")
+  }
+
+  /// Reads the header at `start` (which must be inside the buffer), checking every length against the
+  /// bytes that remain.
+  func readHeader(at start: Int, record: Int) throws(NDEFError) -> RecordHeader {
+    let flags = byte(start)
+    var cursor = start + 1
+
+    func truncated(_ field: String, needs: Int) -> NDEFError {
+      failure(
+        .truncated, "the input ends inside the header of record \(record)", at: cursor,
+        expected: "\(needs) byte\(needs == 1 ? "" : "s") of \(field), \(count - cursor) available", record: record,
+        field: field)
+    }
+
+    guard cursor < count else { throw truncated("TYPE_LENGTH", needs: 1) }
+    let typeLength = Int(byte(cursor))
+    cursor += 1
+
+    let payloadLength32: UInt32
+    if flags & 0x10 != 0 {
+      guard cursor < count else { throw truncated("PAYLOAD_LENGTH (SR set)", needs: 1) }
+      payloadLength32 = UInt32(byte(cursor))
+      cursor += 1
+    } else {
+      guard count - cursor >= 4 else { throw truncated("PAYLOAD_LENGTH (SR clear)", needs: 4) }
+      payloadLength32 =
+        UInt32(byte(cursor)) << 24 | UInt32(byte(cursor + 1)) << 16 | UInt32(byte(cursor + 2)) << 8
+        | UInt32(byte(cursor + 3))
+      cursor += 4
+    }
+
+    var idLength = 0
+    if flags & 0x08 != 0 {
+      guard cursor < count else { throw truncated("ID_LENGTH (IL set)", needs: 1) }
+      idLength = Int(byte(cursor))
+      cursor += 1
+    }
+
+    // Every length against what remains, before anything is sliced.
+    var remaining = count - cursor
+    func outOfBounds(_ field: String, _ length: UInt64, at offset: Int) -> NDEFError {
+      failure(
+        .lengthOutOfBounds, "\(field) \(length) of record \(record) points past the end of the input", at: offset,
+        expected: "at most \(remaining) bytes, the rest of the input", record: record, field: field)
+    }
+    guard typeLength <= remaining else { throw outOfBounds("TYPE_LENGTH", UInt64(typeLength), at: start + 1) }
+    remaining -= typeLength
+    let idLengthOffset = start + (flags & 0x10 != 0 ? 3 : 6)
+    guard idLength <= remaining else { throw outOfBounds("ID_LENGTH", UInt64(idLength), at: idLengthOffset) }
+    remaining -= idLength
+    guard UInt64(payloadLength32) <= UInt64(remaining) else {
+      throw outOfBounds("PAYLOAD_LENGTH", UInt64(payloadLength32), at: start + 2)
+    }
+    return RecordHeader(
+      start: start, flags: flags, typeLength: typeLength, payloadLength: Int(payloadLength32), idLength: idLength,
+      typeStart: cursor)
+  }
+
+  /// Checks the rules a record (or first chunk) must follow for its TNF.
+  private func checkLayout(of header: RecordHeader, record: Int) throws(NDEFError) {
+    switch header.typeNameFormat {
+    case .unchanged:
+      throw failure(
+        .unexpectedUnchangedRecord,
+        header.chunked
+          ? "record \(record) starts a chunked record with TNF 6 (unchanged)"
+          : "record \(record) has TNF 6 (unchanged) but is not part of a chunked record",
+        at: header.start,
+        expected: "TNF 6 only on the middle and terminating chunks of a chunked record", record: record,
+        field: "TNF")
+    case .empty:
+      guard header.typeLength == 0 else {
+        throw failure(
+          .invalidTypeLength, "empty record \(record) has TYPE_LENGTH \(header.typeLength)",
+          at: header.typeLengthOffset, expected: "TYPE_LENGTH 0 for TNF 0 (empty)", record: record,
+          field: "TYPE_LENGTH")
+      }
+      guard header.idLength == 0 else {
+        throw failure(
+          .invalidEmptyRecord, "empty record \(record) has ID_LENGTH \(header.idLength)",
+          at: header.idLengthOffset, expected: "ID_LENGTH 0 for TNF 0 (empty)", record: record, field: "ID_LENGTH")
+      }
+      guard header.payloadLength == 0 else {
+        throw failure(
+          .invalidEmptyRecord, "empty record \(record) has PAYLOAD_LENGTH \(header.payloadLength)",
+          at: header.payloadLengthOffset, expected: "PAYLOAD_LENGTH 0 for TNF 0 (empty)", record: record,
+          field: "PAYLOAD_LENGTH")
+      }
+      guard !header.chunked else {
+        throw failure(
+          .invalidChunk, "empty record \(record) has the CF flag", at: header.start,
+          expected: "no CF flag on an empty record (TNF 0 has no payload to chunk)", record: record, field: "CF")
+      }
+    case .nfcWellKnown, .media, .absoluteURI, .nfcExternal:
+      guard header.typeLength > 0 else {
+        throw failure(
+          .invalidTypeLength, "record \(record) (\(header.typeNameFormat)) has TYPE_LENGTH 0",
+          at: header.typeLengthOffset, expected: "TYPE_LENGTH of at least 1 for TNF \(header.typeNameFormat.rawValue)",
+          record: record, field: "TYPE_LENGTH")
+      }
+    case .unknown:
+      guard header.typeLength == 0 else {
+        throw failure(
+          .invalidTypeLength, "unknown-type record \(record) has TYPE_LENGTH \(header.typeLength)",
+          at: header.typeLengthOffset, expected: "TYPE_LENGTH 0 for TNF 5 (unknown)", record: record,
+          field: "TYPE_LENGTH")
+      }
+    case .reserved:
+      break
+    }
+    if header.chunked && header.messageEnd {
+      throw failure(
+        .invalidChunk, "record \(record) has both CF and ME", at: header.start,
+        expected: "a chunked record to end with a terminating chunk (CF clear) before ME", record: record,
+        field: "CF")
+    }
+  }
+
+  /// Checks the chunk sequence that starts with `first`, then joins the chunks' payloads into one record.
+  ///
+  /// The first pass checks every chunk header and sums the payload sizes without copying; only then is
+  /// a buffer of exactly that size allocated and filled.
+  private func reassemble(from first: RecordHeader, record: Int, budget: inout Int) throws(NDEFError) -> (
+    NDEFRecord, RecordHeader
+  ) {
+    var total = first.payloadLength
+    guard total <= payloadLimit else { throw payloadTooLarge(total, at: first.payloadLengthOffset, record: record) }
+    var last = first
+    var position = first.end
+    var chunk = 1
+    repeat {
+      guard position < count else {
+        throw failure(
+          .truncated, "the input ends inside chunked record \(record) after chunk \(chunk - 1)", at: position,
+          expected: "a middle or terminating chunk (TNF 6, unchanged)", record: record)
+      }
+      try spend(&budget, at: position, record: record)
+      let header = try readHeader(at: position, record: record)
+      let name = "chunk \(chunk) of record \(record)"
+      guard !header.messageBegin else {
+        throw failure(
+          .unexpectedMessageBegin, "\(name) has the MB flag", at: header.start,
+          expected: "MB only on the first record", record: record, field: "MB")
+      }
+      guard header.typeNameFormat == .unchanged else {
+        throw failure(
+          .invalidChunk, "\(name) has TNF \(header.typeNameFormat.rawValue) (\(header.typeNameFormat))",
+          at: header.start, expected: "TNF 6 (unchanged) on a middle or terminating chunk", record: record,
+          field: "TNF")
+      }
+      guard header.typeLength == 0 else {
+        throw failure(
+          .invalidChunk, "\(name) has TYPE_LENGTH \(header.typeLength)", at: header.typeLengthOffset,
+          expected: "TYPE_LENGTH 0 on a middle or terminating chunk", record: record, field: "TYPE_LENGTH")
+      }
+      guard !header.hasIDLength else {
+        throw failure(
+          .invalidChunk, "\(name) has the IL flag", at: header.start,
+          expected: "no IL flag on a middle or terminating chunk (only the first chunk carries the ID)",
+          record: record, field: "IL")
+      }
+      guard !(header.chunked && header.messageEnd) else {
+        throw failure(
+          .invalidChunk, "\(name) has both CF and ME", at: header.start,
+          expected: "a terminating chunk (CF clear) before ME", record: record, field: "CF")
+      }
+      total += header.payloadLength
+      guard total <= payloadLimit else { throw payloadTooLarge(total, at: header.payloadLengthOffset, record: record) }
+      last = header
+      position = header.end
+      chunk += 1
+    } while last.chunked
+
+    var payload: [UInt8] = []
+    payload.reserveCapacity(total)
+    position = first.start
+    while position < last.end {
+      let header = try readHeader(at: position, record: record)
+      let start = input.startIndex + header.payloadStart
+      payload.append(contentsOf: input[start..<(start + header.payloadLength)])
+      position = header.end
+    }
+    let joined = NDEFRecord(
+      validated: first.typeNameFormat, type: bytes(at: first.typeStart, length: first.typeLength),
+      identifier: bytes(at: first.idStart, length: first.idLength), payload: NDEFBytes(payload))
+    return (joined, last)
+  }
+
+  /// The local offset of byte `index` of the payload of the record whose first header is at `recordStart`,
+  /// following the chunks of a chunked record.
+  func localOffset(ofPayloadByte index: Int, recordStart: Int) -> Int {
+    var position = recordStart
+    var remaining = index
+    while position < count, let header = try? readHeader(at: position, record: 0) {
+      if remaining < header.payloadLength || !header.chunked { return header.payloadStart + remaining }
+      remaining -= header.payloadLength
+      position = header.end
+    }
+    return recordStart
+  }
+
+  /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input.
+  private func validateWellKnownPayload(of record: NDEFRecord, at recordStart: Int, budget: inout Int)
+    throws(NDEFError)
+  {
+    guard record.typeNameFormat == .nfcWellKnown, record.type.count <= 2 else { return }
+    if record.isWellKnown("T") {
+      try TextRecord.check(record.payload) { absolute(localOffset(ofPayloadByte: $0, recordStart: recordStart)) }
+    } else if record.isWellKnown("U") {
+      try URIRecord.check(record.payload) { absolute(localOffset(ofPayloadByte: $0, recordStart: recordStart)) }
+    } else if record.isWellKnown("Sp") {
+      let offset = { (index: Int) -> Int in absolute(localOffset(ofPayloadByte: index, recordStart: recordStart)) }
+      _ = try SmartPosterRecord.parse(
+        record.payload, options: options, depth: depth + 1, budget: &budget, offset: offset, building: false)
+    }
+  }
+}

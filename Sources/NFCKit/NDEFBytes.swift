@@ -1,0 +1,130 @@
+/// A read-only, zero-based view of bytes inside an NDEF message.
+///
+/// Decoded types, identifiers and payloads are `NDEFBytes` that share the decoder's input buffer:
+/// decoding copies no bytes except when a chunked record has to be reassembled. Indices always
+/// start at 0, whatever part of the input the view covers, so `payload[0]` is the first payload byte.
+/// Two views are equal when they hold the same bytes.
+///
+/// ```swift
+/// let payload: NDEFBytes = [0x02, 0x65, 0x6E]
+/// payload[0]  // 0x02
+/// payload.hex // "02656e"
+/// ```
+public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral,
+  CustomStringConvertible
+{
+  /// The bytes, as a slice of the buffer they were decoded from.
+  private(set) var storage: ArraySlice<UInt8>
+
+  /// Creates an empty view.
+  public init() { storage = [] }
+
+  /// Creates a view over an array of bytes (no copy).
+  public init(_ bytes: [UInt8]) { storage = bytes[...] }
+
+  /// Creates a view over a slice of bytes (no copy); index 0 is the slice's first byte.
+  public init(_ bytes: ArraySlice<UInt8>) { storage = bytes }
+
+  /// Creates a view holding a copy of the bytes of a sequence.
+  public init(_ bytes: some Sequence<UInt8>) { storage = ArraySlice(bytes) }
+
+  /// Creates a view holding the UTF-8 encoding of a string.
+  public init(utf8 string: String) { storage = ArraySlice(string.utf8) }
+
+  /// Creates a view from an array literal of bytes.
+  public init(arrayLiteral elements: UInt8...) { storage = elements[...] }
+
+  /// Always 0.
+  public var startIndex: Int { 0 }
+
+  /// The number of bytes.
+  public var endIndex: Int { storage.count }
+
+  /// The number of bytes.
+  public var count: Int { storage.count }
+
+  /// Whether there are no bytes.
+  public var isEmpty: Bool { storage.isEmpty }
+
+  /// The byte at `position` (0-based). Traps when `position` is out of bounds, like `Array`.
+  public subscript(position: Int) -> UInt8 { storage[storage.startIndex + position] }
+
+  /// A zero-based view of a sub-range of these bytes (no copy).
+  public subscript(bounds: Range<Int>) -> NDEFBytes {
+    let base = storage.startIndex
+    return NDEFBytes(storage[(base + bounds.lowerBound)..<(base + bounds.upperBound)])
+  }
+
+  /// A copy of the bytes as an array.
+  public var array: [UInt8] { Array(storage) }
+
+  /// The bytes as lowercase hexadecimal digits, two per byte, no separators (`"d10100"`).
+  public var hex: String {
+    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(storage.count * 2)
+    for byte in storage {
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
+  }
+
+  /// The bytes as a string when they are valid UTF-8, otherwise `nil`.
+  public var utf8String: String? { String(validating: storage, as: UTF8.self) }
+
+  /// The bytes as a string when they are all US-ASCII (0x00–0x7F), otherwise `nil`.
+  public var asciiString: String? {
+    storage.allSatisfy { $0 < 0x80 } ? String(decoding: storage, as: UTF8.self) : nil
+  }
+
+  /// The same as ``hex``.
+  public var description: String { hex }
+
+  /// Calls `body` with the bytes' contiguous storage.
+  public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    // `ArraySlice.withUnsafeBytes` is not typed-throws; keep the typed error across the call.
+    var result: Result<R, E>?
+    storage.withUnsafeBytes { buffer in
+      do throws(E) {
+        result = .success(try body(buffer))
+      } catch {
+        result = .failure(error)
+      }
+    }
+    return try result!.get()
+  }
+
+  /// Parses hexadecimal text into bytes: two digits per byte, upper or lower case, whitespace anywhere
+  /// between bytes ignored. Returns `nil` for anything else (an odd number of digits, a non-hex character).
+  ///
+  /// ```swift
+  /// NDEFBytes(hex: "d1 01 00 54")?.count // 4
+  /// ```
+  public init?(hex text: some StringProtocol) {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count / 2)
+    var high: UInt8?
+    for character in text.utf8 {
+      let nibble: UInt8
+      switch character {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+      case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+        guard high == nil else { return nil }
+        continue
+      default:
+        return nil
+      }
+      if let value = high {
+        bytes.append(value << 4 | nibble)
+        high = nil
+      } else {
+        high = nibble
+      }
+    }
+    guard high == nil else { return nil }
+    storage = bytes[...]
+  }
+}

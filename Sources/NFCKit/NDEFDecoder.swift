@@ -1,0 +1,52 @@
+/// Decodes NDEF messages from bytes, safely: any input gives either a message or an ``NDEFError``.
+///
+/// Decoding follows the NFC Forum NDEF specification strictly: MB on the first record only, ME on the
+/// last, nothing after it; TYPE_LENGTH, ID_LENGTH and PAYLOAD_LENGTH within the input; the TNF rules
+/// (empty records have no fields, unknown and unchanged have no type); chunked records reassembled into
+/// one record, with every middle and terminating chunk TNF 6 (unchanged), TYPE_LENGTH 0 and without IL.
+/// With ``NDEFDecodingOptions/validatesWellKnownPayloads`` (the default) Text, URI and Smart Poster
+/// payloads are checked too. TNF 7 (reserved) records are accepted as they are.
+///
+/// Types, identifiers and payloads of the decoded records are views of `bytes` (no copy), except the
+/// payloads of chunked records, which are joined into a new buffer. No allocation is sized from a length
+/// field before the bytes it announces are known to be present, so memory stays proportional to the input.
+///
+/// - Throws: ``NDEFError`` with the offset of the first problem, from the start of `bytes`.
+///
+/// ```swift
+/// let message = try NDEFDecoder().decode([0xD1, 0x01, 0x08, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x65, 0x6C, 0x6C, 0x6F])
+/// try TextRecord(message.records[0]).text // "hello"
+/// ```
+public struct NDEFDecoder: Sendable {
+  /// The limits and checks in force.
+  public var options: NDEFDecodingOptions
+
+  /// Creates a decoder.
+  public init(options: NDEFDecodingOptions = NDEFDecodingOptions()) {
+    self.options = options
+  }
+
+  /// Decodes one message that fills `bytes` exactly.
+  ///
+  /// - Throws: ``NDEFError``; `offset` counts from `bytes[0]`.
+  public func decode(_ bytes: [UInt8]) throws(NDEFError) -> NDEFMessage {
+    try decode(bytes[...])
+  }
+
+  /// Decodes one message that fills `bytes` exactly (no copy of the slice).
+  ///
+  /// - Throws: ``NDEFError``; `offset` counts from `bytes.startIndex`.
+  public func decode(_ bytes: ArraySlice<UInt8>) throws(NDEFError) -> NDEFMessage {
+    let parser = MessageParser(input: bytes, options: options, depth: 0, absolute: { $0 })
+    var budget = options.maxRecords
+    var starts: [Int]? = nil
+    return NDEFMessage(validated: try parser.parseMessage(budget: &budget, recordStarts: &starts))
+  }
+
+  /// Decodes one message that fills `bytes` exactly, e.g. the payload of a record.
+  ///
+  /// - Throws: ``NDEFError``; `offset` counts from `bytes[0]`.
+  public func decode(_ bytes: NDEFBytes) throws(NDEFError) -> NDEFMessage {
+    try decode(bytes.storage)
+  }
+}

@@ -1,0 +1,199 @@
+/// One logical NDEF record: a type name format, a type, an optional identifier and a payload.
+///
+/// The fields follow Core NFC's `NFCNDEFPayload`. A record always satisfies the NDEF rules, which the
+/// initializer checks: a TYPE and an ID of at most 255 bytes and a payload of at most 2³²−1 bytes; an
+/// empty record (TNF 0) has no type, identifier or payload; well-known, media, absolute-URI and external
+/// records have a type; unknown records have none; and TNF 6 (unchanged) is not a record of its own
+/// (it only marks chunks on the wire, which the decoder reassembles into one record).
+///
+/// Records decoded from bytes share the input buffer (see ``NDEFBytes``). Two records are equal when
+/// their four fields hold the same bytes.
+///
+/// ```swift
+/// let record = try NDEFRecord.uri("https://www.example.com")
+/// record.typeNameFormat   // .nfcWellKnown
+/// record.type.asciiString // "U"
+/// record.payload.hex      // "026578616d706c652e636f6d"
+/// ```
+public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
+  /// How to read ``type``.
+  public let typeNameFormat: TypeNameFormat
+  /// The TYPE field, e.g. `T` for a well-known Text record or `text/plain` for a media record.
+  public let type: NDEFBytes
+  /// The ID field; empty when the record has none.
+  public let identifier: NDEFBytes
+  /// The PAYLOAD field; for a record decoded from chunks, the chunks' payloads joined.
+  public let payload: NDEFBytes
+
+  /// Creates a record, checking the NDEF rules listed on the type.
+  ///
+  /// - Throws: ``NDEFError`` with code ``NDEFError/Code/invalidRecord`` (and `context["field"]` naming the
+  ///   field) when a rule is broken.
+  public init(
+    typeNameFormat: TypeNameFormat, type: NDEFBytes = [], identifier: NDEFBytes = [], payload: NDEFBytes = []
+  ) throws(NDEFError) {
+    func invalid(_ field: String, _ message: String, expected: String) -> NDEFError {
+      NDEFError(.invalidRecord, message, offset: 0, expected: expected, context: ["field": field])
+    }
+    guard type.count <= 255 else {
+      throw invalid("type", "the type has \(type.count) bytes", expected: "at most 255 bytes")
+    }
+    guard identifier.count <= 255 else {
+      throw invalid("identifier", "the identifier has \(identifier.count) bytes", expected: "at most 255 bytes")
+    }
+    guard UInt64(payload.count) <= UInt64(UInt32.max) else {
+      throw invalid("payload", "the payload has \(payload.count) bytes", expected: "at most 4294967295 bytes")
+    }
+    switch typeNameFormat {
+    case .empty:
+      guard type.isEmpty, identifier.isEmpty, payload.isEmpty else {
+        throw invalid(
+          type.isEmpty ? (identifier.isEmpty ? "payload" : "identifier") : "type",
+          "an empty record (TNF 0) has a type, an identifier or a payload",
+          expected: "no type, identifier or payload")
+      }
+    case .nfcWellKnown, .media, .absoluteURI, .nfcExternal:
+      guard !type.isEmpty else {
+        throw invalid("type", "a \(typeNameFormat) record has an empty type", expected: "a type of 1 to 255 bytes")
+      }
+    case .unknown:
+      guard type.isEmpty else {
+        throw invalid("type", "an unknown-type record (TNF 5) has a type", expected: "an empty type")
+      }
+    case .unchanged:
+      throw invalid(
+        "typeNameFormat", "TNF 6 (unchanged) only marks the middle and terminating chunks of a chunked record",
+        expected: "the format of the whole record; the encoder writes chunks itself")
+    case .reserved:
+      break
+    }
+    self.init(validated: typeNameFormat, type: type, identifier: identifier, payload: payload)
+  }
+
+  /// Creates a record whose fields the caller (the decoder) has already checked.
+  init(validated typeNameFormat: TypeNameFormat, type: NDEFBytes, identifier: NDEFBytes, payload: NDEFBytes) {
+    self.typeNameFormat = typeNameFormat
+    self.type = type
+    self.identifier = identifier
+    self.payload = payload
+  }
+
+  /// The empty record (TNF 0, no type, identifier or payload); on its own it encodes as `D0 00 00`.
+  public static let empty = NDEFRecord(validated: .empty, type: [], identifier: [], payload: [])
+
+  // MARK: Builders
+
+  /// A well-known Text record (`T`).
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when `languageCode` is empty, longer than 63 bytes or
+  ///   not printable US-ASCII.
+  ///
+  /// ```swift
+  /// let hello = try NDEFRecord.text("hello", languageCode: "en") // payload 02 65 6E 68 65 6C 6C 6F
+  /// ```
+  public static func text(
+    _ text: String, languageCode: String = "en", encoding: TextRecord.Encoding = .utf8, identifier: NDEFBytes = []
+  ) throws(NDEFError) -> NDEFRecord {
+    try TextRecord(text: text, languageCode: languageCode, encoding: encoding).record(identifier: identifier)
+  }
+
+  /// A well-known URI record (`U`), abbreviated with the longest matching ``URIPrefix``.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when the URI holds a control character (U+0000–U+001F).
+  ///
+  /// ```swift
+  /// let link = try NDEFRecord.uri("https://www.example.com") // payload 02 "example.com"
+  /// ```
+  public static func uri(_ uri: String, identifier: NDEFBytes = []) throws(NDEFError) -> NDEFRecord {
+    try URIRecord(uri: uri).record(identifier: identifier)
+  }
+
+  /// A media-type record (TNF 2), e.g. `text/plain`, `application/json` or `text/vcard`, whose payload is
+  /// kept as raw bytes.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when `type` is not `type/subtype` in printable US-ASCII
+  ///   of at most 255 bytes.
+  public static func media(type: String, payload: NDEFBytes, identifier: NDEFBytes = []) throws(NDEFError)
+    -> NDEFRecord
+  {
+    try checkTypeName(type, field: "type", separator: "/", what: "a media type such as text/plain")
+    return try NDEFRecord(typeNameFormat: .media, type: NDEFBytes(utf8: type), identifier: identifier, payload: payload)
+  }
+
+  /// An absolute-URI record (TNF 3): `uri` names the type of the payload.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when `uri` is not printable US-ASCII with a `:` (at most
+  ///   255 bytes).
+  public static func absoluteURI(_ uri: String, payload: NDEFBytes = [], identifier: NDEFBytes = []) throws(NDEFError)
+    -> NDEFRecord
+  {
+    try checkTypeName(uri, field: "uri", separator: ":", what: "an absolute URI such as https://example.com/t")
+    return try NDEFRecord(
+      typeNameFormat: .absoluteURI, type: NDEFBytes(utf8: uri), identifier: identifier, payload: payload)
+  }
+
+  /// An NFC Forum external-type record (TNF 4) named `domain:type`, e.g. `android.com:pkg`.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when `name` is not `domain:type` in printable US-ASCII.
+  public static func external(_ name: String, payload: NDEFBytes = [], identifier: NDEFBytes = []) throws(NDEFError)
+    -> NDEFRecord
+  {
+    try checkTypeName(name, field: "name", separator: ":", what: "an external type name domain:type")
+    return try NDEFRecord(
+      typeNameFormat: .nfcExternal, type: NDEFBytes(utf8: name), identifier: identifier, payload: payload)
+  }
+
+  /// A record of unknown type (TNF 5): a payload with no type.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidRecord`` when the payload is longer than 2³²−1 bytes.
+  public static func unknown(payload: NDEFBytes, identifier: NDEFBytes = []) throws(NDEFError) -> NDEFRecord {
+    try NDEFRecord(typeNameFormat: .unknown, identifier: identifier, payload: payload)
+  }
+
+  /// Checks a type name given to a builder: 1–255 bytes of printable US-ASCII, with `separator` strictly
+  /// inside it.
+  private static func checkTypeName(_ name: String, field: String, separator: Character, what: String)
+    throws(NDEFError)
+  {
+    let bytes = Array(name.utf8)
+    let printable = bytes.allSatisfy { (0x21...0x7E).contains($0) }
+    let separatorIndex = name.firstIndex(of: separator)
+    guard !bytes.isEmpty, bytes.count <= 255, printable, let separatorIndex, separatorIndex != name.startIndex,
+      name.index(after: separatorIndex) != name.endIndex
+    else {
+      throw NDEFError(
+        .invalidArgument, "\(field) \"\(name)\" is not \(what)", offset: 0,
+        expected: "\(what): 1 to 255 printable US-ASCII bytes", context: ["field": field])
+    }
+  }
+
+  // MARK: Accessors
+
+  /// The type as a string when the record is well-known (TNF 1) and its type is US-ASCII, e.g. `"T"`.
+  public var wellKnownTypeName: String? { typeNameFormat == .nfcWellKnown ? type.asciiString : nil }
+
+  /// The media type when the record is a media record (TNF 2) and its type is US-ASCII, e.g. `"text/plain"`.
+  public var mediaType: String? { typeNameFormat == .media ? type.asciiString : nil }
+
+  /// The type URI when the record is an absolute-URI record (TNF 3) and its type is US-ASCII.
+  public var absoluteURI: String? { typeNameFormat == .absoluteURI ? type.asciiString : nil }
+
+  /// The `domain:type` name when the record is an external-type record (TNF 4) and its type is US-ASCII.
+  public var externalType: String? { typeNameFormat == .nfcExternal ? type.asciiString : nil }
+
+  /// Whether the record is a well-known record of the given type name (compared byte for byte).
+  public func isWellKnown(_ name: String) -> Bool {
+    guard typeNameFormat == .nfcWellKnown, type.count == name.utf8.count else { return false }
+    var index = 0
+    for byte in name.utf8 {
+      guard type[index] == byte else { return false }
+      index += 1
+    }
+    return true
+  }
+
+  /// `NDEFRecord(tnf: nfcWellKnown, type: 54, id: , payload: 02656e…)`, bytes in hex.
+  public var description: String {
+    "NDEFRecord(tnf: \(typeNameFormat), type: \(type.hex), id: \(identifier.hex), payload: \(payload.hex))"
+  }
+}

@@ -1,0 +1,229 @@
+/// The typed view of an NFC Forum well-known Smart Poster record (`Sp`): a URI with titles and hints.
+///
+/// The payload of a Smart Poster is itself an NDEF message holding exactly one URI record, any number of
+/// Text records as titles (at most one per language), and optionally one action record (`act`), one size
+/// record (`s`), one type record (`t`), icons (media records of type `image/…` or `video/…`) and other
+/// records, which are kept in ``additionalRecords``. `act`, `s` and `t` are local types: they mean
+/// something only inside a Smart Poster.
+///
+/// ```swift
+/// let poster = SmartPosterRecord(
+///   uri: URIRecord(uri: "https://www.example.com"),
+///   titles: [TextRecord(text: "Example", languageCode: "en"), TextRecord(text: "Beispiel", languageCode: "de")],
+///   action: .execute)
+/// let message = NDEFMessage(try poster.record())
+/// ```
+public struct SmartPosterRecord: Hashable, Sendable {
+  /// The recommended action (`act` record).
+  public enum Action: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// 0: do the action (open the URI, send the message, make the call).
+    case execute = 0
+    /// 1: save for later.
+    case save = 1
+    /// 2: open for editing.
+    case edit = 2
+
+    /// `"exec"`, `"save"` or `"edit"`.
+    public var description: String {
+      switch self {
+      case .execute: "exec"
+      case .save: "save"
+      case .edit: "edit"
+      }
+    }
+  }
+
+  /// The resource.
+  public var uri: URIRecord
+  /// Titles, at most one per language code.
+  public var titles: [TextRecord]
+  /// What to do with the resource, if said.
+  public var action: Action?
+  /// The size of the resource in bytes (`s` record), if said.
+  public var size: UInt32?
+  /// The MIME type of the resource (`t` record), if said.
+  public var resourceType: String?
+  /// Icon records (media records of type `image/…` or `video/…`).
+  public var icons: [NDEFRecord]
+  /// Any other records of the nested message, kept as they are.
+  public var additionalRecords: [NDEFRecord]
+
+  /// Creates a Smart Poster value.
+  public init(
+    uri: URIRecord, titles: [TextRecord] = [], action: Action? = nil, size: UInt32? = nil,
+    resourceType: String? = nil, icons: [NDEFRecord] = [], additionalRecords: [NDEFRecord] = []
+  ) {
+    self.uri = uri
+    self.titles = titles
+    self.action = action
+    self.size = size
+    self.resourceType = resourceType
+    self.icons = icons
+    self.additionalRecords = additionalRecords
+  }
+
+  /// Reads a Smart Poster record, decoding its nested message with `options`.
+  ///
+  /// - Throws: ``NDEFError/Code/typeMismatch`` when `record` is not a well-known `Sp` record; any decoding
+  ///   error of the nested message; ``NDEFError/Code/invalidSmartPoster`` when the nested message breaks
+  ///   the Smart Poster rules. Offsets are relative to the record's payload.
+  public init(_ record: NDEFRecord, options: NDEFDecodingOptions = NDEFDecodingOptions()) throws(NDEFError) {
+    guard record.isWellKnown("Sp") else {
+      throw mismatch(record, expected: "a well-known Smart Poster record (TNF 1, type Sp)")
+    }
+    var budget = options.maxRecords
+    let parsed = try parsingOnItsOwn { () throws(NDEFError) in
+      try SmartPosterRecord.parse(record.payload, options: options, depth: 1, budget: &budget, offset: { $0 })
+    }
+    // Parsing with `building` (the default) always returns a value.
+    self = parsed!
+  }
+
+  /// The title in the given language (compared without regard to case), if there is one.
+  public func title(languageCode: String) -> String? {
+    titles.first { $0.languageCode.lowercased() == languageCode.lowercased() }?.text
+  }
+
+  /// The nested message, in the order URI, titles, action, icons, size, type, additional records.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` for an invalid title or URI, or two titles in one language.
+  public func message() throws(NDEFError) -> NDEFMessage {
+    var seen: Set<String> = []
+    for title in titles where !seen.insert(title.languageCode.lowercased()).inserted {
+      throw NDEFError(
+        .invalidArgument, "two titles have the language code \"\(title.languageCode)\"", offset: 0,
+        expected: "at most one title per language", context: ["field": "titles"])
+    }
+    var records = [try uri.record()]
+    for title in titles { records.append(try title.record()) }
+    if let action {
+      records.append(
+        try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "act"), payload: [action.rawValue]))
+    }
+    records += icons
+    if let size {
+      let bytes: NDEFBytes = [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+      records.append(try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "s"), payload: bytes))
+    }
+    if let resourceType {
+      records.append(
+        try NDEFRecord(
+          typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "t"), payload: NDEFBytes(utf8: resourceType)))
+    }
+    records += additionalRecords
+    return try NDEFMessage(records: records)
+  }
+
+  /// The well-known `Sp` record whose payload is the canonical encoding of ``message()``.
+  ///
+  /// - Throws: as ``message()``.
+  public func record(identifier: NDEFBytes = []) throws(NDEFError) -> NDEFRecord {
+    let payload = NDEFBytes(try message().encoded())
+    return try NDEFRecord(
+      typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"), identifier: identifier, payload: payload)
+  }
+
+  /// Parses a Smart Poster payload as a nested message at `depth`; `offset` maps payload indices to the
+  /// offsets reported in errors. With `building` false it only checks (the decoder's check) and returns nil.
+  static func parse(
+    _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int,
+    offset: @escaping (Int) -> Int, building: Bool = true
+  ) throws(NDEFError) -> SmartPosterRecord? {
+    let parser = MessageParser(input: payload.storage, options: options, depth: depth, absolute: offset)
+    var starts: [Int]? = []
+    let records = try parser.parseMessage(budget: &budget, recordStarts: &starts)
+    let recordStarts = starts ?? []
+
+    func violation(_ message: String, record index: Int, expected: String) -> NDEFError {
+      NDEFError(
+        .invalidSmartPoster, message, offset: offset(recordStarts[index]), expected: expected,
+        context: ["record": String(index), "depth": String(depth)])
+    }
+
+    var poster = SmartPosterRecord(uri: .init(prefix: .none, remainder: ""))
+    var seenURI = false
+    var seenAction = false
+    var seenSize = false
+    var seenType = false
+    var languages: [[UInt8]] = []
+    for (index, record) in records.enumerated() {
+      let payloadOffset = { (byte: Int) -> Int in
+        offset(parser.localOffset(ofPayloadByte: byte, recordStart: recordStarts[index]))
+      }
+      if record.isWellKnown("U") {
+        guard !seenURI else {
+          throw violation("the Smart Poster has a second URI record", record: index, expected: "exactly one URI record")
+        }
+        seenURI = true
+        if building {
+          poster.uri = try URIRecord.parse(record.payload, offset: payloadOffset)
+        } else {
+          try URIRecord.check(record.payload, offset: payloadOffset)
+        }
+      } else if record.isWellKnown("T") {
+        if building {
+          poster.titles.append(try TextRecord.parse(record.payload, offset: payloadOffset))
+        } else {
+          try TextRecord.check(record.payload, offset: payloadOffset)
+        }
+        // A valid Text payload starts with the status byte and the US-ASCII language code.
+        let language = record.payload[1..<(1 + Int(record.payload[0] & 0x3F))].map { byte in
+          (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+        }
+        guard !languages.contains(language) else {
+          throw violation(
+            "the Smart Poster has a second title in \"\(String(decoding: language, as: UTF8.self))\"",
+            record: index, expected: "at most one title per language")
+        }
+        languages.append(language)
+      } else if record.isWellKnown("act") {
+        guard !seenAction else {
+          throw violation(
+            "the Smart Poster has a second action record", record: index, expected: "at most one act record")
+        }
+        seenAction = true
+        guard record.payload.count == 1, let value = Action(rawValue: record.payload[0]) else {
+          throw violation(
+            "the action record's payload is \(record.payload.hex)", record: index,
+            expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
+        }
+        poster.action = value
+      } else if record.isWellKnown("s") {
+        guard !seenSize else {
+          throw violation("the Smart Poster has a second size record", record: index, expected: "at most one s record")
+        }
+        seenSize = true
+        guard record.payload.count == 4 else {
+          throw violation(
+            "the size record's payload has \(record.payload.count) bytes", record: index,
+            expected: "a 4-byte big-endian size")
+        }
+        poster.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
+      } else if record.isWellKnown("t") {
+        guard !seenType else {
+          throw violation("the Smart Poster has a second type record", record: index, expected: "at most one t record")
+        }
+        seenType = true
+        let invalid = UnicodeValidation.firstInvalidUTF8(record.payload)
+        guard invalid == record.payload.count else {
+          throw NDEFError(
+            .invalidUTF8, "the type record is not valid UTF-8", offset: payloadOffset(invalid),
+            expected: UnicodeValidation.utf8Expectation, context: ["record": String(index), "depth": String(depth)])
+        }
+        if building { poster.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
+      } else if building {
+        if let media = record.mediaType, media.hasPrefix("image/") || media.hasPrefix("video/") {
+          poster.icons.append(record)
+        } else {
+          poster.additionalRecords.append(record)
+        }
+      }
+    }
+    guard seenURI else {
+      throw NDEFError(
+        .invalidSmartPoster, "the Smart Poster has no URI record", offset: offset(0),
+        expected: "exactly one URI record", context: ["depth": String(depth)])
+    }
+    return building ? poster : nil
+  }
+}

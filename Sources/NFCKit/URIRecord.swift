@@ -1,0 +1,98 @@
+/// The typed view of an NFC Forum well-known URI record (`U`): an abbreviation code and the rest of the URI.
+///
+/// The payload is one identifier code byte (see ``URIPrefix``) followed by the rest of the URI in UTF-8.
+/// ``init(uri:)`` picks the longest matching prefix, as the URI RTD recommends. Two values are equal when
+/// they split the URI the same way (they then encode to the same payload).
+///
+/// ```swift
+/// let value = URIRecord(uri: "https://www.example.com")
+/// value.prefix.code // 0x02
+/// value.remainder   // "example.com"
+/// try value.record().payload.hex // "026578616d706c652e636f6d"
+/// ```
+public struct URIRecord: Hashable, Sendable {
+  /// The abbreviation.
+  public var prefix: URIPrefix
+  /// The URI after the abbreviation, as stored in the URI field.
+  public var remainder: String
+
+  /// The whole URI: the prefix's string followed by ``remainder``.
+  public var uri: String { prefix.string + remainder }
+
+  /// Creates a value for a URI, abbreviated with the longest matching prefix.
+  public init(uri: String) {
+    prefix = URIPrefix.longestMatch(for: uri)
+    remainder = String(decoding: uri.utf8.dropFirst(URIPrefix.utf8Strings[Int(prefix.code)].count), as: UTF8.self)
+  }
+
+  /// Creates a value with an explicit abbreviation.
+  public init(prefix: URIPrefix, remainder: String) {
+    self.prefix = prefix
+    self.remainder = remainder
+  }
+
+  /// Reads a URI record.
+  ///
+  /// - Throws: ``NDEFError/Code/typeMismatch`` when `record` is not a well-known `U` record;
+  ///   ``NDEFError/Code/invalidURI``, ``NDEFError/Code/invalidURIPrefix`` or ``NDEFError/Code/invalidUTF8``
+  ///   for a malformed payload, with the offset in the payload.
+  public init(_ record: NDEFRecord) throws(NDEFError) {
+    guard record.isWellKnown("U") else { throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)") }
+    self = try parsingOnItsOwn { () throws(NDEFError) in try URIRecord.parse(record.payload, offset: { $0 }) }
+  }
+
+  /// The payload bytes: the code, then ``remainder`` in UTF-8.
+  ///
+  /// - Throws: ``NDEFError/Code/invalidArgument`` when ``remainder`` holds a control character
+  ///   (U+0000–U+001F), which a URI cannot contain.
+  public func payload() throws(NDEFError) -> NDEFBytes {
+    if let index = remainder.utf8.firstIndex(where: { $0 < 0x20 }) {
+      throw NDEFError(
+        .invalidArgument, "the URI holds the control character 0x\(String(remainder.utf8[index], radix: 16))",
+        offset: 0, expected: "a URI without control characters (U+0000-U+001F)", context: ["field": "uri"])
+    }
+    return NDEFBytes([prefix.code] + Array(remainder.utf8))
+  }
+
+  /// The well-known `U` record for this URI.
+  ///
+  /// - Throws: as ``payload()``.
+  public func record(identifier: NDEFBytes = []) throws(NDEFError) -> NDEFRecord {
+    try NDEFRecord(typeNameFormat: .nfcWellKnown, type: [0x55], identifier: identifier, payload: payload())
+  }
+
+  /// Parses a URI payload; `offset` maps payload indices to the offsets reported in errors.
+  static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
+    let prefix = try check(payload, offset: offset)
+    return URIRecord(prefix: prefix, remainder: String(decoding: payload[1..<payload.count].storage, as: UTF8.self))
+  }
+
+  /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.
+  @discardableResult
+  static func check(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIPrefix {
+    guard let code = payload.first else {
+      throw NDEFError(
+        .invalidURI, "the URI record payload is empty", offset: offset(0),
+        expected: "an identifier code byte (0x00-0x23)", context: ["field": "identifierCode"])
+    }
+    guard let prefix = URIPrefix(code: code) else {
+      throw NDEFError(
+        .invalidURIPrefix, "the URI identifier code 0x\(String(code, radix: 16)) is reserved", offset: offset(0),
+        expected: "an identifier code 0x00-0x23", context: ["field": "identifierCode"])
+    }
+    let field = payload[1..<payload.count]
+    let invalid = UnicodeValidation.firstInvalidUTF8(field)
+    guard invalid == field.count else {
+      throw NDEFError(
+        .invalidUTF8, "the URI field is not valid UTF-8", offset: offset(1 + invalid),
+        expected: UnicodeValidation.utf8Expectation, context: ["field": "uri"])
+    }
+    if let index = field.firstIndex(where: { $0 < 0x20 }) {
+      throw NDEFError(
+        .invalidURI, "the URI field holds the control character 0x\(String(field[index], radix: 16))",
+        offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",
+        context: ["field": "uri"])
+    }
+    return prefix
+  }
+}

@@ -1,0 +1,118 @@
+/// Strict UTF-8 and UTF-16 checking and decoding that reports where invalid input starts.
+enum UnicodeValidation {
+  /// The result of decoding: the string, or the byte index (in the given bytes) of the first problem and
+  /// what was expected there.
+  enum Outcome {
+    case valid(String)
+    case invalid(at: Int, expected: String)
+  }
+
+  static let utf8Expectation = "well-formed UTF-8"
+
+  /// Decodes well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
+  static func decodeUTF8(_ bytes: NDEFBytes) -> Outcome {
+    bytes.storage.withUnsafeBufferPointer { buffer in
+      let invalid = firstInvalidUTF8(buffer)
+      guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
+      return .valid(String(decoding: buffer, as: UTF8.self))
+    }
+  }
+
+  /// The index of the first byte that is not part of a well-formed UTF-8 sequence, or `bytes.count`.
+  static func firstInvalidUTF8(_ bytes: NDEFBytes) -> Int {
+    bytes.storage.withUnsafeBufferPointer { firstInvalidUTF8($0) }
+  }
+
+  /// The index of the first byte that is not part of a well-formed UTF-8 sequence (the lead byte of a
+  /// sequence cut short by the end of the bytes), or `bytes.count` when there is none.
+  static func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    var index = 0
+    let count = bytes.count
+    while index < count {
+      // ASCII runs, eight bytes at a time.
+      while index + 8 <= count,
+        UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+      {
+        index += 8
+      }
+      guard index < count else { break }
+      let lead = bytes[index]
+      if lead < 0x80 {
+        index += 1
+        continue
+      }
+      let length: Int
+      var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+      switch lead {
+      case 0xC2...0xDF: length = 2
+      case 0xE0:
+        length = 3
+        secondRange = 0xA0...0xBF
+      case 0xE1...0xEC, 0xEE...0xEF: length = 3
+      case 0xED:
+        length = 3
+        secondRange = 0x80...0x9F
+      case 0xF0:
+        length = 4
+        secondRange = 0x90...0xBF
+      case 0xF1...0xF3: length = 4
+      case 0xF4:
+        length = 4
+        secondRange = 0x80...0x8F
+      default: return index
+      }
+      for continuation in 1..<length {
+        let position = index + continuation
+        guard position < count else { return index }
+        let range: ClosedRange<UInt8> = continuation == 1 ? secondRange : 0x80...0xBF
+        guard range.contains(bytes[position]) else { return position }
+      }
+      index += length
+    }
+    return count
+  }
+
+  /// The byte index of the first problem in UTF-16 code units stored two bytes each in the given byte order
+  /// (an odd trailing byte, an unpaired surrogate) and what was expected there, or `nil` when valid.
+  static func firstInvalidUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> (at: Int, expected: String)? {
+    guard bytes.count % 2 == 0 else { return (bytes.count - 1, "an even number of bytes of UTF-16") }
+    let count = bytes.count
+    func unit(_ index: Int) -> UInt16 {
+      let first = UInt16(bytes[index])
+      let second = UInt16(bytes[index + 1])
+      return bigEndian ? first << 8 | second : second << 8 | first
+    }
+    var index = 0
+    while index < count {
+      switch unit(index) {
+      case 0xD800...0xDBFF:
+        guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(index + 2)) else {
+          return (index, "a low surrogate (DC00-DFFF) after the high surrogate")
+        }
+        index += 4
+      case 0xDC00...0xDFFF:
+        return (index, "a high surrogate (D800-DBFF) before the low surrogate")
+      default:
+        index += 2
+      }
+    }
+    return nil
+  }
+
+  /// Decodes UTF-16 code units stored two bytes each in the given byte order.
+  static func decodeUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> Outcome {
+    if let (index, expected) = firstInvalidUTF16(bytes, bigEndian: bigEndian) {
+      return .invalid(at: index, expected: expected)
+    }
+    var units: [UInt16] = []
+    units.reserveCapacity(bytes.count / 2)
+    var index = 0
+    while index < bytes.count {
+      let first = UInt16(bytes[index])
+      let second = UInt16(bytes[index + 1])
+      units.append(bigEndian ? first << 8 | second : second << 8 | first)
+      index += 2
+    }
+    return .valid(String(decoding: units, as: UTF16.self))
+  }
+}

@@ -1,0 +1,35 @@
+/// A serial discrete-event scheduler: the one place the engine and the simulated world run.
+///
+/// Work runs one item at a time. Work due at the same instant runs in submission order, and `now`
+/// is set to the item's deadline before it runs, so a run is a pure function of what was submitted.
+/// `VirtualClock` is the deterministic implementation; `LiveScheduler` runs on real time.
+public protocol Scheduler: AnyObject, Sendable {
+  /// Time elapsed since the scheduler started: the engine's notion of "now".
+  var elapsed: Duration { get }
+  /// Runs `work` once `delay` has elapsed (immediately, but after already-queued work, for `.zero`).
+  @discardableResult
+  func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork
+  /// Drops scheduled work that has not run yet; does nothing for work that ran or was cancelled.
+  func cancel(_ work: ScheduledWork)
+}
+
+extension Scheduler {
+  /// Runs `work` as soon as the work already queued has run.
+  public func execute(_ work: @escaping @Sendable () -> Void) {
+    schedule(after: .zero, work)
+  }
+}
+
+/// A handle on work submitted to a `Scheduler`.
+public struct ScheduledWork: Sendable, Hashable {
+  /// The submission number; unique per scheduler.
+  public let id: UInt64
+  /// The instant (since the scheduler's start) the work is due.
+  public let deadline: Duration
+
+  /// Creates a handle; schedulers call this.
+  public init(id: UInt64, deadline: Duration) {
+    self.id = id
+    self.deadline = deadline
+  }
+}

@@ -1,0 +1,179 @@
+import Synchronization
+
+/// A deterministic scheduler and `Clock` whose time moves only when told.
+///
+/// Like an embedded event loop: work is ordered by (deadline, submission), `now` is set to an
+/// item's deadline before it runs, and same-deadline work runs in submission order. Nothing runs
+/// until the owner calls `advance(by:)`, `runUntilIdle()` or `runUntilQuiet(limit:)`; a 24-hour
+/// timer therefore fires in microseconds of real time. Only one thread may drive the clock at a
+/// time; any thread may submit work.
+///
+/// ```swift
+/// let clock = VirtualClock()
+/// clock.schedule(after: .seconds(10)) { print("fired at", clock.elapsed) }
+/// clock.advance(by: .seconds(9))   // nothing
+/// clock.advance(by: .seconds(1))   // fired at 10.0 seconds
+/// ```
+public final class VirtualClock: Scheduler, Clock, Sendable {
+  /// An instant on the virtual time line: the time elapsed since the clock was created.
+  public struct Instant: InstantProtocol, Sendable, Hashable, Comparable {
+    /// Time since the clock's start.
+    public var offset: Duration
+    /// Creates an instant.
+    public init(offset: Duration) { self.offset = offset }
+    public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+    public func duration(to other: Instant) -> Duration { other.offset - offset }
+    public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+  }
+
+  private struct State {
+    var now: Duration = .zero
+    var queue = WorkQueue()
+    var driving = false
+  }
+
+  private let state = Mutex(State())
+
+  /// Creates a clock at time zero.
+  public init() {}
+
+  /// Time elapsed since the clock was created.
+  public var elapsed: Duration { state.withLock { $0.now } }
+  /// The clock's current instant.
+  public var now: Instant { Instant(offset: elapsed) }
+  /// Virtual time has no resolution limit.
+  public var minimumResolution: Duration { .nanoseconds(1) }
+  /// Work submitted and not yet run or cancelled.
+  public var pendingWorkCount: Int { state.withLock { $0.queue.count } }
+  /// The deadline of the next work due, if any.
+  public var nextDeadline: Duration? { state.withLock { $0.queue.nextDeadline() } }
+
+  @discardableResult
+  public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+    state.withLock { $0.queue.push(deadline: $0.now + max(delay, .zero), work) }
+  }
+
+  public func cancel(_ work: ScheduledWork) {
+    state.withLock { $0.queue.cancel(work) }
+  }
+
+  /// Runs everything due within `duration` from now, in order, then sets `now` to the end.
+  public func advance(by duration: Duration) {
+    advance(to: elapsed + max(duration, .zero))
+  }
+
+  /// Runs everything due up to `deadline`, in order, then sets `now` to `deadline` (if later).
+  public func advance(to deadline: Duration) {
+    drive {
+      while let item = state.withLock({ state -> (deadline: Duration, work: @Sendable () -> Void)? in
+        guard let item = state.queue.pop(dueBy: deadline) else { return nil }
+        state.now = max(state.now, item.deadline)
+        return item
+      }) {
+        item.work()
+      }
+      state.withLock { $0.now = max($0.now, deadline) }
+    }
+  }
+
+  /// Runs the work that is due now (including work that work submits for now), without moving time.
+  public func runUntilIdle() {
+    advance(to: elapsed)
+  }
+
+  /// Jumps from deadline to deadline, running everything, until no work is left or `limit` is
+  /// reached; returns whether the queue emptied. For soak runs that need no pacing.
+  @discardableResult
+  public func runUntilQuiet(limit: Duration) -> Bool {
+    while let next = nextDeadline, next <= limit {
+      advance(to: next)
+    }
+    return pendingWorkCount == 0
+  }
+
+  /// Fails (returns a description) when work is still pending, for test teardown.
+  public func checkNoPendingWork() -> String? {
+    let (count, next) = state.withLock { ($0.queue.count, $0.queue.nextDeadline()) }
+    guard count > 0 else { return nil }
+    return "\(count) scheduled item(s) still pending, next at \(next.map { "\($0)" } ?? "?")"
+  }
+
+  // MARK: Clock
+
+  /// Suspends until the virtual time reaches `deadline`; throws `CancellationError` if the task is
+  /// cancelled first.
+  public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    let sleeper = Sleeper()
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        guard sleeper.install(continuation) else { return }
+        let work = schedule(after: deadline.offset - elapsed) { sleeper.resume(with: .success(())) }
+        sleeper.attach(work)
+      }
+    } onCancel: {
+      if let work = sleeper.resume(with: .failure(CancellationError())) { cancel(work) }
+    }
+  }
+
+  private func drive(_ body: () -> Void) {
+    let reentrant = state.withLock { state -> Bool in
+      defer { state.driving = true }
+      return state.driving
+    }
+    precondition(!reentrant, "VirtualClock is driven from two places at once")
+    body()
+    state.withLock { $0.driving = false }
+  }
+}
+
+/// One sleeping task: resumed exactly once, by its timer or by cancellation, whichever comes first.
+private final class Sleeper: Sendable {
+  private enum Phase {
+    case waiting
+    case suspended(CheckedContinuation<Void, any Error>, ScheduledWork?)
+    case cancelledEarly
+    case done
+  }
+
+  private let phase = Mutex(Phase.waiting)
+
+  /// Returns false when cancellation won the race before suspension (the continuation is resumed).
+  func install(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
+    let cancelled = phase.withLock { phase -> Bool in
+      if case .cancelledEarly = phase {
+        phase = .done
+        return true
+      }
+      phase = .suspended(continuation, nil)
+      return false
+    }
+    if cancelled { continuation.resume(throwing: CancellationError()) }
+    return !cancelled
+  }
+
+  func attach(_ work: ScheduledWork) {
+    phase.withLock { phase in
+      if case .suspended(let continuation, nil) = phase { phase = .suspended(continuation, work) }
+    }
+  }
+
+  /// Resumes the sleeper if it is still waiting; returns its timer so the caller can drop it.
+  @discardableResult
+  func resume(with result: Result<Void, any Error>) -> ScheduledWork? {
+    let taken = phase.withLock { phase -> (CheckedContinuation<Void, any Error>, ScheduledWork?)? in
+      switch phase {
+      case .waiting:
+        phase = .cancelledEarly
+        return nil
+      case .suspended(let continuation, let work):
+        phase = .done
+        return (continuation, work)
+      case .cancelledEarly, .done:
+        return nil
+      }
+    }
+    guard let (continuation, work) = taken else { return nil }
+    continuation.resume(with: result)
+    return work
+  }
+}

@@ -1,0 +1,359 @@
+/// The life of one reader link: connect, lose, reconnect, reboot, disconnect.
+///
+/// Pure: inputs come in with `now`, actions come out; the driver opens links, arms timers and
+/// calls delegates. Late hardware events (a link-up after the attempt was abandoned, a disconnect
+/// after the app disconnected) are absorbed explicitly.
+package struct ConnectionStateMachine {
+  /// The timers the machine asks the driver to keep.
+  package enum Timer: Hashable, Sendable {
+    /// The first connection's deadline.
+    case connect
+    /// One reconnection attempt's deadline.
+    case reconnectAttempt
+    /// The pause between reconnection attempts.
+    case reconnectBackoff
+    /// The overall reconnection deadline.
+    case reconnectDeadline
+  }
+
+  /// What the driver must do, in order.
+  package enum Action: Equatable, Sendable {
+    case openLink(serialNumber: String)
+    case abandonLink(serialNumber: String)
+    case closeLink(serialNumber: String)
+    case sendReboot(serialNumber: String)
+    case arm(Timer, after: Duration)
+    case disarm(Timer)
+    /// The first connection completed.
+    case connected(Reader)
+    /// The first connection failed; the status is back to `notConnected`.
+    case connectFailed(ReaderError)
+    /// The app's `disconnectReader()` completed.
+    case disconnectCompleted(Reader)
+    /// The reader accepted (`nil`) or refused a reboot request.
+    case rebootAnswered(ReaderError?)
+    /// An unexpected disconnect started automatic reconnection.
+    case reconnectStarted(Reader, reason: DisconnectReason)
+    /// Automatic reconnection won the reader back.
+    case reconnectSucceeded(Reader)
+    /// Automatic reconnection gave up (or was cancelled); `disconnected` always follows.
+    case reconnectFailed(Reader, ReaderError)
+    /// The reader is gone for good, for `reason`.
+    case disconnected(Reader, reason: DisconnectReason)
+    /// The connected reader's battery crossed below the warning level.
+    case lowBatteryWarning(Reader)
+    /// The connected reader's details changed (battery, charging).
+    case readerUpdated(Reader)
+  }
+
+  /// Where the link stands.
+  private enum State {
+    /// No reader.
+    case idle
+    /// The first connection is under way.
+    case connecting(Reader, locationId: String)
+    /// A reader is connected.
+    case connected(Reader)
+    /// The app asked to disconnect; waiting for the link to close.
+    case disconnecting(Reader)
+    /// A reboot was requested; waiting for the reader's answer.
+    case rebootRequested(Reader)
+    /// The reader accepted the reboot; waiting for it to drop the link.
+    case rebootAccepted(Reader)
+    /// Winning the reader back after `reason`.
+    case reconnecting(Reconnection)
+  }
+
+  package struct Reconnection: Equatable {
+    package var reader: Reader
+    package var reason: DisconnectReason
+    package var attempt: Int
+    package var phase: Phase
+
+    package enum Phase: Equatable {
+      /// A link is being opened.
+      case attempting
+      /// Waiting before the next attempt.
+      case backingOff
+      /// The host's radio is off; waiting for it.
+      case waitingForRadio
+    }
+  }
+
+  private var state: State = .idle
+  private let policy: ReconnectPolicy
+  private let autoReconnect: Bool
+  private let connectTimeout: Duration
+  /// The jitter source; a value, so the machine stays pure and a seed replays exactly.
+  private var random: SeededRandom
+
+  package init(autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = .seconds(15), random: SeededRandom) {
+    self.autoReconnect = autoReconnect
+    self.policy = policy
+    self.connectTimeout = connectTimeout
+    self.random = random
+  }
+
+  /// The status the terminal shows for this machine (discovery is tracked elsewhere).
+  package var status: ConnectionStatus {
+    switch state {
+    case .idle: .notConnected
+    case .connecting: .connecting
+    case .connected, .disconnecting, .rebootRequested, .rebootAccepted: .connected
+    case .reconnecting: .reconnecting
+    }
+  }
+
+  /// The reader once the connection is complete (and while it is being rebooted or disconnected).
+  package var connectedReader: Reader? {
+    switch state {
+    case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader),
+      .rebootAccepted(let reader):
+      reader
+    case .idle, .connecting, .reconnecting: nil
+    }
+  }
+
+  /// Whether a reconnection is in progress.
+  package var isReconnecting: Bool {
+    if case .reconnecting = state { return true }
+    return false
+  }
+
+  // MARK: Commands
+
+  /// Starts connecting to `reader`; fails without side effects if a reader is connected or connecting.
+  package mutating func connect(_ reader: Reader, locationId: String) -> Result<[Action], ReaderError> {
+    guard case .idle = state else {
+      let serial = connectedReader?.serialNumber ?? ""
+      return .failure(
+        ReaderError(
+          .alreadyConnected, "a reader is already connected; disconnect it first",
+          context: ["serialNumber": serial, "status": status.rawValue]))
+    }
+    state = .connecting(reader, locationId: locationId)
+    return .success([.openLink(serialNumber: reader.serialNumber), .arm(.connect, after: connectTimeout)])
+  }
+
+  /// Starts the app's disconnect.
+  package mutating func disconnect() -> Result<[Action], ReaderError> {
+    guard case .connected(let reader) = state else {
+      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+    }
+    state = .disconnecting(reader)
+    return .success([.closeLink(serialNumber: reader.serialNumber)])
+  }
+
+  /// Asks the connected reader to reboot.
+  package mutating func reboot() -> Result<[Action], ReaderError> {
+    guard case .connected(let reader) = state else {
+      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+    }
+    state = .rebootRequested(reader)
+    return .success([.sendReboot(serialNumber: reader.serialNumber)])
+  }
+
+  /// Abandons the first connection while it is under way; nil when none is.
+  package mutating func cancelConnect() -> [Action]? {
+    guard case .connecting(let reader, _) = state else { return nil }
+    state = .idle
+    return [.disarm(.connect), .abandonLink(serialNumber: reader.serialNumber), .connectFailed(ReaderError.canceled("connectReader"))]
+  }
+
+  /// Cancels a running reconnection: it fails with `canceled`, then the reader is disconnected.
+  /// Returns nil when no reconnection is running.
+  package mutating func cancelReconnect() -> [Action]? {
+    guard case .reconnecting(let reconnection) = state else { return nil }
+    return giveUp(reconnection, ReaderError.canceled("reconnect"))
+  }
+
+  // MARK: Link events
+
+  package mutating func linkUp(serialNumber: String, info: ReaderInfo) -> [Action] {
+    switch state {
+    case .connecting(var reader, let locationId) where reader.serialNumber == serialNumber:
+      reader.apply(info)
+      reader.locationId = locationId
+      state = .connected(reader)
+      return [.disarm(.connect), .connected(reader)]
+    case .reconnecting(var reconnection)
+    where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
+      reconnection.reader.apply(info)
+      state = .connected(reconnection.reader)
+      return [.disarm(.reconnectAttempt), .disarm(.reconnectDeadline), .reconnectSucceeded(reconnection.reader)]
+    default:
+      // A link nobody is waiting for (abandoned attempt, another reader): close it.
+      return connectedReader?.serialNumber == serialNumber ? [] : [.closeLink(serialNumber: serialNumber)]
+    }
+  }
+
+  package mutating func linkFailed(serialNumber: String, error: ReaderError) -> [Action] {
+    switch state {
+    case .connecting(let reader, _) where reader.serialNumber == serialNumber:
+      state = .idle
+      return [.disarm(.connect), .connectFailed(error)]
+    case .reconnecting(let reconnection)
+    where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
+      return backOff(reconnection, disarmAttempt: true)
+    default:
+      return []
+    }
+  }
+
+  package mutating func linkDown(serialNumber: String, reason: DisconnectReason) -> [Action] {
+    switch state {
+    case .connected(let reader) where reader.serialNumber == serialNumber:
+      return lost(reader, reason: reason)
+    case .rebootRequested(let reader) where reader.serialNumber == serialNumber:
+      // The reader dropped before answering: the reboot was not confirmed.
+      return [.rebootAnswered(ReaderError(.rebootFailed, "the reader disconnected before accepting the reboot"))]
+        + lost(reader, reason: reason)
+    case .rebootAccepted(let reader) where reader.serialNumber == serialNumber:
+      return lost(reader, reason: reason == .unknown ? .rebootRequested : reason)
+    case .disconnecting(let reader) where reader.serialNumber == serialNumber:
+      state = .idle
+      return [.disconnectCompleted(reader)]
+    case .connecting(let reader, _) where reader.serialNumber == serialNumber:
+      state = .idle
+      return [
+        .disarm(.connect),
+        .connectFailed(ReaderError(.connectionFailed, "the link dropped while connecting", context: ["reason": reason.rawValue])),
+      ]
+    case .reconnecting(let reconnection)
+    where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
+      return backOff(reconnection, disarmAttempt: true)
+    default:
+      return []
+    }
+  }
+
+  package mutating func rebootResponse(serialNumber: String, error: ReaderError?) -> [Action] {
+    guard case .rebootRequested(let reader) = state, reader.serialNumber == serialNumber else { return [] }
+    state = error == nil ? .rebootAccepted(reader) : .connected(reader)
+    return [.rebootAnswered(error)]
+  }
+
+  package mutating func battery(serialNumber: String, level: Double, isCharging: Bool) -> [Action] {
+    guard var reader = connectedReader, reader.serialNumber == serialNumber, case .connected = state else { return [] }
+    let previous = reader.batteryLevel
+    reader.batteryLevel = level
+    reader.isCharging = isCharging
+    state = .connected(reader)
+    var actions: [Action] = [.readerUpdated(reader)]
+    let warning = BatteryStatus.warningThreshold
+    if level <= warning, (previous ?? 1) > warning { actions.append(.lowBatteryWarning(reader)) }
+    return actions
+  }
+
+  package mutating func radio(isPoweredOn: Bool) -> [Action] {
+    guard case .reconnecting(var reconnection) = state else { return [] }
+    switch (isPoweredOn, reconnection.phase) {
+    case (false, .attempting):
+      reconnection.phase = .waitingForRadio
+      state = .reconnecting(reconnection)
+      return [.disarm(.reconnectAttempt), .abandonLink(serialNumber: reconnection.reader.serialNumber)]
+    case (false, .backingOff):
+      reconnection.phase = .waitingForRadio
+      state = .reconnecting(reconnection)
+      return [.disarm(.reconnectBackoff)]
+    case (true, .waitingForRadio):
+      return attempt(reconnection)
+    default:
+      return []
+    }
+  }
+
+  // MARK: Timers
+
+  package mutating func timerFired(_ timer: Timer) -> [Action] {
+    switch (timer, state) {
+    case (.connect, .connecting(let reader, _)):
+      state = .idle
+      return [
+        .abandonLink(serialNumber: reader.serialNumber),
+        .connectFailed(
+          ReaderError(
+            .bluetoothConnectTimedOut, "the reader did not answer in time",
+            context: ["serialNumber": reader.serialNumber, "timeout": "\(connectTimeout)"])),
+      ]
+    case (.reconnectAttempt, .reconnecting(let reconnection)) where reconnection.phase == .attempting:
+      return [.abandonLink(serialNumber: reconnection.reader.serialNumber)]
+        + backOff(reconnection, disarmAttempt: false)
+    case (.reconnectBackoff, .reconnecting(let reconnection)) where reconnection.phase == .backingOff:
+      return attempt(reconnection)
+    case (.reconnectDeadline, .reconnecting(let reconnection)):
+      let error = ReaderError(
+        .bluetoothConnectTimedOut, "the reader could not be reconnected before the deadline",
+        context: [
+          "serialNumber": reconnection.reader.serialNumber, "attempts": "\(reconnection.attempt)",
+          "deadline": "\(policy.deadline)",
+        ])
+      return giveUp(reconnection, error)
+    default:
+      return []  // A timer that outlived its state.
+    }
+  }
+
+  // MARK: Helpers
+
+  private mutating func lost(_ reader: Reader, reason: DisconnectReason) -> [Action] {
+    guard autoReconnect, Self.reconnects(after: reason) else {
+      state = .idle
+      return [.disconnected(reader, reason: reason)]
+    }
+    let reconnection = Reconnection(reader: reader, reason: reason, attempt: 0, phase: .attempting)
+    let start: [Action] = [.reconnectStarted(reader, reason: reason), .arm(.reconnectDeadline, after: policy.deadline)]
+    if reason == .bluetoothDisabled {
+      state = .reconnecting(Reconnection(reader: reader, reason: reason, attempt: 0, phase: .waitingForRadio))
+      return start
+    }
+    return start + attempt(reconnection)
+  }
+
+  /// Whether a disconnect for `reason` is followed by automatic reconnection. Not after the app's
+  /// own disconnect, and not after a critical battery or an idle power-down: the reader has shut
+  /// itself down and will not answer until a person switches it on or charges it.
+  package static func reconnects(after reason: DisconnectReason) -> Bool {
+    switch reason {
+    case .disconnectRequested, .criticalBatteryLevel, .idlePowerDown: false
+    case .unknown, .rebootRequested, .securityReboot, .poweredOff, .bluetoothDisabled, .outOfRange: true
+    }
+  }
+
+  private mutating func attempt(_ reconnection: Reconnection) -> [Action] {
+    var reconnection = reconnection
+    reconnection.phase = .attempting
+    state = .reconnecting(reconnection)
+    return [
+      .openLink(serialNumber: reconnection.reader.serialNumber), .arm(.reconnectAttempt, after: policy.attemptTimeout),
+    ]
+  }
+
+  private mutating func backOff(_ reconnection: Reconnection, disarmAttempt: Bool) -> [Action] {
+    var reconnection = reconnection
+    let delay = policy.delay(afterAttempt: reconnection.attempt, unit: random.nextUnit())
+    reconnection.attempt += 1
+    reconnection.phase = .backingOff
+    state = .reconnecting(reconnection)
+    return (disarmAttempt ? [.disarm(.reconnectAttempt)] : []) + [.arm(.reconnectBackoff, after: delay)]
+  }
+
+  private mutating func giveUp(_ reconnection: Reconnection, _ error: ReaderError) -> [Action] {
+    state = .idle
+    var actions: [Action] = [.disarm(.reconnectAttempt), .disarm(.reconnectBackoff), .disarm(.reconnectDeadline)]
+    if reconnection.phase == .attempting { actions.append(.abandonLink(serialNumber: reconnection.reader.serialNumber)) }
+    return actions + [
+      .reconnectFailed(reconnection.reader, error), .disconnected(reconnection.reader, reason: reconnection.reason),
+    ]
+  }
+}
+
+extension Reader {
+  /// Takes the details a reader reported about itself.
+  package mutating func apply(_ info: ReaderInfo) {
+    deviceSoftwareVersion = info.deviceSoftwareVersion ?? deviceSoftwareVersion
+    batteryLevel = info.batteryLevel ?? batteryLevel
+    isCharging = info.isCharging ?? isCharging
+    label = info.label ?? label
+  }
+}

@@ -1,0 +1,87 @@
+/// What a reader's Bluetooth advertisement tells a scanning host.
+public struct Advertisement: Sendable, Hashable {
+  /// The advertising reader's serial number.
+  public var serialNumber: String
+  /// The reader's model.
+  public var deviceType: DeviceType
+  /// Received signal strength in dBm; higher (less negative) is nearer.
+  public var signalStrength: Int
+  /// The reader's details as far as the advertisement carries them.
+  public var info: ReaderInfo
+
+  /// Creates an advertisement.
+  public init(serialNumber: String, deviceType: DeviceType, signalStrength: Int, info: ReaderInfo) {
+    self.serialNumber = serialNumber
+    self.deviceType = deviceType
+    self.signalStrength = signalStrength
+    self.info = info
+  }
+}
+
+/// A reader's details as reported by the reader itself.
+public struct ReaderInfo: Sendable, Hashable {
+  /// The installed software version.
+  public var deviceSoftwareVersion: String?
+  /// The battery level in `0...1`.
+  public var batteryLevel: Double?
+  /// Whether the reader is on external power.
+  public var isCharging: Bool?
+  /// The label the merchant gave the reader.
+  public var label: String?
+
+  /// Creates a details value.
+  public init(
+    deviceSoftwareVersion: String? = nil, batteryLevel: Double? = nil, isCharging: Bool? = nil, label: String? = nil
+  ) {
+    self.deviceSoftwareVersion = deviceSoftwareVersion
+    self.batteryLevel = batteryLevel
+    self.isCharging = isCharging
+    self.label = label
+  }
+}
+
+/// Something a `BluetoothCentral` reports, always on the terminal's scheduler.
+public enum BluetoothEvent: Sendable, Hashable {
+  /// The host's Bluetooth radio was turned on or off.
+  case radioStateChanged(isPoweredOn: Bool)
+  /// A reader advertised while a scan was running.
+  case advertisement(Advertisement)
+  /// A connection requested with `connect(serialNumber:)` completed.
+  case didConnect(serialNumber: String, info: ReaderInfo)
+  /// A connection requested with `connect(serialNumber:)` failed.
+  case didFailToConnect(serialNumber: String, error: ReaderError)
+  /// The link to a connected reader ended, for `reason`.
+  case didDisconnect(serialNumber: String, reason: DisconnectReason)
+  /// A connected reader reported new battery readings.
+  case batteryDidChange(serialNumber: String, level: Double, isCharging: Bool)
+  /// A connected reader answered a reboot request; `nil` means it accepted.
+  case rebootResponse(serialNumber: String, error: ReaderError?)
+}
+
+/// The host's Bluetooth stack as the terminal needs it: scan, connect, and a few reader commands.
+///
+/// Implementations deliver every `BluetoothEvent` on the `Scheduler` given to the terminal, one at a
+/// time, and never call the handler re-entrantly from inside a command. Commands are fire-and-forget:
+/// their results arrive as events. The simulator (`SimulatedBluetoothCentral`) and real backends
+/// (BlueZ over D-Bus, CoreBluetooth) plug in here.
+public protocol BluetoothCentral: AnyObject, Sendable {
+  /// Installs the receiver of events. Called once, before any command.
+  func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void)
+  /// Whether the host's Bluetooth radio is on right now.
+  var isPoweredOn: Bool { get }
+  /// Starts reporting advertisements.
+  func startScan()
+  /// Stops reporting advertisements.
+  func stopScan()
+  /// Opens a link to the reader; answered by `didConnect` or `didFailToConnect`.
+  func connect(serialNumber: String)
+  /// Abandons a connection attempt that has not completed; no event follows.
+  func cancelConnect(serialNumber: String)
+  /// Closes the link; answered by `didDisconnect(reason: .disconnectRequested)`.
+  func disconnect(serialNumber: String)
+  /// Asks the reader to flash its LEDs so a person can pick it out.
+  func flashLEDs(serialNumber: String)
+  /// Asks a connected reader to reboot; answered by `rebootResponse`, then (if accepted)
+  /// `didDisconnect(reason: .rebootRequested)`.
+  func reboot(serialNumber: String)
+}

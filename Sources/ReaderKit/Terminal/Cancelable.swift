@@ -1,0 +1,85 @@
+import Synchronization
+
+/// What `Cancelable.cancel` found.
+public enum CancelResult: String, Sendable, Hashable {
+  /// The operation was stopped (by this call or an earlier one) and completed with `canceled`.
+  case canceled
+  /// The operation had already completed on its own; nothing was cancelled.
+  case nothingToCancel
+}
+
+/// A handle on a long operation (discovery, connect, reconnection, launch reconnect).
+///
+/// `cancel` is idempotent and completes only once the operation has really stopped: the operation's
+/// own completion (with `canceled`) runs first, then the cancel's. So starting a new discovery in
+/// the cancel completion always works.
+public final class Cancelable: Sendable {
+  private enum Phase {
+    /// The operation runs.
+    case running
+    /// Cancel was requested; these waiters hear when the operation has stopped.
+    case canceling([@Sendable (CancelResult) -> Void])
+    /// The operation completed; `canceled` says whether cancellation ended it.
+    case completed(canceled: Bool)
+  }
+
+  private let phase = Mutex(Phase.running)
+  private let onCancel: @Sendable () -> Void
+
+  /// `onCancel` is asked to stop the operation; it runs on the terminal's scheduler.
+  init(onCancel: @escaping @Sendable () -> Void) {
+    self.onCancel = onCancel
+  }
+
+  /// Whether the operation has completed (on its own or by cancellation).
+  public var isCompleted: Bool {
+    phase.withLock {
+      if case .completed = $0 { return true }
+      return false
+    }
+  }
+
+  /// Asks the operation to stop; `completion` runs once it has, on the terminal's scheduler (or at
+  /// once, on the caller's thread, when the operation had already completed).
+  public func cancel(completion: @escaping @Sendable (CancelResult) -> Void = { _ in }) {
+    enum Step { case request, wait, answer(CancelResult) }
+    let step = phase.withLock { phase -> Step in
+      switch phase {
+      case .running:
+        phase = .canceling([completion])
+        return .request
+      case .canceling(let waiters):
+        phase = .canceling(waiters + [completion])
+        return .wait
+      case .completed(let canceled):
+        return .answer(canceled ? .canceled : .nothingToCancel)
+      }
+    }
+    switch step {
+    case .request: onCancel()
+    case .wait: break
+    case .answer(let result): completion(result)
+    }
+  }
+
+  /// Asks the operation to stop and waits until it has.
+  @discardableResult
+  public func cancel() async -> CancelResult {
+    await withCheckedContinuation { continuation in
+      cancel { continuation.resume(returning: $0) }
+    }
+  }
+
+  /// Called by the terminal right after the operation's own completion ran.
+  func completed(canceled: Bool) {
+    let waiters = phase.withLock { phase -> [@Sendable (CancelResult) -> Void] in
+      guard case .canceling(let waiters) = phase else {
+        if case .running = phase { phase = .completed(canceled: canceled) }
+        return []
+      }
+      phase = .completed(canceled: canceled)
+      return waiters
+    }
+    for waiter in waiters { waiter(canceled ? .canceled : .nothingToCancel) }
+  }
+}

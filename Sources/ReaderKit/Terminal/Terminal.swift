@@ -1,0 +1,265 @@
+import ReaderSimulator
+import Synchronization
+
+/// The entry point: discovers Bluetooth readers, connects one, keeps it connected.
+///
+/// Every operation is queued: an operation issued while another runs waits its turn (FIFO) and can
+/// be cancelled while it waits; nothing fails with "busy". Only an operation that contradicts the
+/// state (connect while connected, disconnect with nothing connected) fails, with a `ReaderError`
+/// naming why. Completions and delegate calls run on the terminal's scheduler, in the order the
+/// event stream (`events()`) reports them.
+///
+/// The engine runs on one `Scheduler`. With the simulator that is a `VirtualClock`, and the whole
+/// run — terminal, readers, radio — is a deterministic function of the seed and the script.
+///
+/// ```swift
+/// let world = SimulatedBluetoothCentral(clock: clock, seed: 42)
+/// let terminal = Terminal(central: world, scheduler: clock)
+/// let scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
+/// let discovery = terminal.discoverReaders(scan, delegate: self) { error in … }
+/// ```
+///
+/// To restart a scan: `discovery.cancel { _ in terminal.discoverReaders(…) }` — the cancel
+/// completion runs once the first scan has stopped, so the second starts at once.
+public final class Terminal: Sendable {
+  let engine: TerminalEngine
+  private let jobCounter = Mutex<UInt64>(0)
+
+  /// Creates a terminal over a Bluetooth stack and a scheduler.
+  /// - Parameters:
+  ///   - central: the Bluetooth transport (simulated or real).
+  ///   - scheduler: where everything runs; the central must deliver its events on it.
+  ///   - store: where the last connected reader is remembered (in memory by default).
+  ///   - tuning: discovery timings.
+  ///   - seed: the seed of the terminal's own randomness (reconnect jitter).
+  public init(
+    central: any BluetoothCentral, scheduler: any Scheduler, store: any ReaderStore = InMemoryReaderStore(),
+    tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0
+  ) {
+    engine = TerminalEngine(scheduler: scheduler, central: central, store: store, tuning: tuning, seed: seed)
+    engine.terminal = self
+    central.setEventHandler { [engine] event in engine.handle(event) }
+  }
+
+  /// A terminal on the built-in simulator: a `VirtualClock` and a seeded world with `readers`
+  /// readers from `SimulatedFleet`. Drive time with `world.clock`.
+  public static func simulated(
+    seed: UInt64, readers: Int = 3, store: any ReaderStore = InMemoryReaderStore()
+  ) -> (terminal: Terminal, world: SimulatedBluetoothCentral) {
+    let clock = VirtualClock()
+    let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
+    for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
+    return (Terminal(central: world, scheduler: clock, store: store, seed: seed), world)
+  }
+
+  /// The current connection status.
+  public var connectionStatus: ConnectionStatus { engine.snapshot.withLock { $0.status } }
+
+  /// The connected reader; `nil` until a connection is complete (and while reconnecting).
+  public var connectedReader: Reader? { engine.snapshot.withLock { $0.connectedReader } }
+
+  // MARK: Events
+
+  /// Calls `observer` with every event, on the scheduler, synchronously and in order. Use it for
+  /// logs that must be deterministic; returns a token for `removeEventObserver(_:)`.
+  @discardableResult
+  public func addEventObserver(_ observer: @escaping @Sendable (TerminalEvent) -> Void) -> UInt64 {
+    engine.addObserver(observer)
+  }
+
+  /// Stops calling an observer.
+  public func removeEventObserver(_ token: UInt64) {
+    engine.removeObserver(token)
+  }
+
+  /// An ordered stream of every event from now on; ends when the consumer stops iterating.
+  public func events(bufferingPolicy: AsyncStream<TerminalEvent>.Continuation.BufferingPolicy = .unbounded)
+    -> AsyncStream<TerminalEvent>
+  {
+    let (stream, continuation) = AsyncStream.makeStream(of: TerminalEvent.self, bufferingPolicy: bufferingPolicy)
+    let token = engine.addObserver { continuation.yield($0) }
+    continuation.onTermination = { [engine] _ in engine.removeObserver(token) }
+    return stream
+  }
+
+  // MARK: Discovery
+
+  /// Starts discovering readers.
+  ///
+  /// While it runs the status is `discovering` and `delegate` receives the latest list whenever it
+  /// changes. It ends when cancelled (`canceled`), when a reader is connected (success), when the
+  /// scan's timeout fires (success if any reader was found, `bluetoothScanTimedOut` otherwise), or
+  /// when Bluetooth is turned off (`bluetoothDisabled`). A second discovery waits for the first.
+  @discardableResult
+  public func discoverReaders(
+    _ configuration: any DiscoveryConfiguration, delegate: any DiscoveryDelegate,
+    completion: @escaping @Sendable (ReaderError?) -> Void
+  ) -> Cancelable {
+    submit(.discover(.init(configuration: configuration, delegate: delegate, completion: completion)))
+  }
+
+  /// Discovers readers as an asynchronous sequence of lists; the sequence finishes when the discovery
+  /// does, throwing its `ReaderError`. Ending the iteration (or cancelling its task) cancels it.
+  public func discoverReaders(_ configuration: any DiscoveryConfiguration) -> AsyncThrowingStream<[Reader], any Error> {
+    let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Reader].self, throwing: (any Error).self)
+    let delegate = StreamDiscoveryDelegate(continuation: continuation)
+    let cancelable = discoverReaders(configuration, delegate: delegate) { error in
+      continuation.finish(throwing: error)
+    }
+    continuation.onTermination = { _ in cancelable.cancel() }
+    return stream
+  }
+
+  // MARK: Connection
+
+  /// Connects to a discovered reader at the configuration's location.
+  ///
+  /// The status moves `connecting → connected`; on success the reader carries `locationId` and is
+  /// saved for reconnect at launch. A running discovery ends first (its completion reports success).
+  /// Fails with `alreadyConnected`, `readerNotFound` (unknown or no longer advertising),
+  /// `bluetoothConnectTimedOut`, `connectionFailed`, `bluetoothDisabled` or `canceled`.
+  @discardableResult
+  public func connectReader(
+    _ reader: Reader, connectionConfig: BluetoothConnectionConfiguration,
+    completion: @escaping @Sendable (Result<Reader, ReaderError>) -> Void
+  ) -> Cancelable {
+    submit(.connect(.init(reader: reader, configuration: connectionConfig, completion: completion)))
+  }
+
+  /// Connects to a discovered reader; see `connectReader(_:connectionConfig:completion:)`.
+  /// Cancelling the task cancels the connection attempt.
+  public func connectReader(_ reader: Reader, connectionConfig: BluetoothConnectionConfiguration) async throws(ReaderError)
+    -> Reader
+  {
+    try await awaitResult { completion in connectReader(reader, connectionConfig: connectionConfig, completion: completion) }
+  }
+
+  /// Disconnects the connected reader (reason `disconnectRequested`; no reconnection follows).
+  /// Fails with `notConnected`. The saved reader is kept for reconnect at launch.
+  public func disconnectReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
+    _ = submit(.disconnect(completion), cancelable: false)
+  }
+
+  /// Disconnects the connected reader; see `disconnectReader(completion:)`.
+  public func disconnectReader() async throws(ReaderError) {
+    try await awaitVoid { completion in disconnectReader(completion: completion) }
+  }
+
+  /// Reboots the connected reader. The completion reports success once the reader accepted; it then
+  /// disconnects (`rebootRequested`), restarts, and — with automatic reconnection — is reconnected.
+  /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Fails with `notConnected`
+  /// or `rebootFailed`.
+  public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
+    _ = submit(.reboot(completion), cancelable: false)
+  }
+
+  /// Reboots the connected reader; see `rebootReader(completion:)`.
+  public func rebootReader() async throws(ReaderError) {
+    try await awaitVoid { completion in rebootReader(completion: completion) }
+  }
+
+  // MARK: Reconnect at launch
+
+  /// Reconnects to the reader saved by the last successful connection, in one call: looks the
+  /// serial number up in the store, discovers, connects to the reader with that serial number at
+  /// the saved location, and gives up after `timeout`.
+  ///
+  /// Events: `didStartLaunchReconnect` (or `didFindNoSavedReader`), `didFindSavedReader`, the usual
+  /// connection events, then `didFinishLaunchReconnect`. The completion gets the reader, `nil` when
+  /// nothing was saved, or `readerNotFound` (not found in time), `storeCorrupt`/`storeUnavailable`,
+  /// `canceled`, or the connection's error.
+  /// - Parameter delegate: the delegate for the connection, whose other settings are the defaults.
+  @discardableResult
+  public func reconnectToSavedReader(
+    delegate: any MobileReaderDelegate, autoReconnectOnUnexpectedDisconnect: Bool = true,
+    timeout: Duration = .seconds(30), completion: @escaping @Sendable (Result<Reader?, ReaderError>) -> Void
+  ) -> Cancelable {
+    let job = TerminalEngine.LaunchJob(
+      configuration: nil,
+      makeConfiguration: { saved throws(ReaderError) in
+        try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: saved.locationId)
+          .setAutoReconnectOnUnexpectedDisconnect(autoReconnectOnUnexpectedDisconnect).build()
+      }, timeout: timeout, saved: nil, completion: completion)
+    return submit(.launch(job))
+  }
+
+  /// Reconnects to the saved reader; see `reconnectToSavedReader(delegate:…completion:)`.
+  public func reconnectToSavedReader(
+    delegate: any MobileReaderDelegate, autoReconnectOnUnexpectedDisconnect: Bool = true,
+    timeout: Duration = .seconds(30)
+  ) async throws(ReaderError) -> Reader? {
+    try await awaitResult { completion in
+      reconnectToSavedReader(
+        delegate: delegate, autoReconnectOnUnexpectedDisconnect: autoReconnectOnUnexpectedDisconnect, timeout: timeout,
+        completion: completion)
+    }
+  }
+
+  /// Forgets the saved reader, so the next launch does not reconnect.
+  /// - Throws: `storeUnavailable`.
+  public func forgetSavedReader() throws(ReaderError) {
+    try engine.store.clearLastReader()
+  }
+
+  // MARK: Plumbing
+
+  private func submit(_ job: TerminalEngine.Job, cancelable: Bool = true) -> Cancelable {
+    let id = jobCounter.withLock { value -> UInt64 in
+      defer { value += 1 }
+      return value
+    }
+    let engine = self.engine
+    let handle = Cancelable { engine.scheduler.execute { engine.cancel(id) } }
+    engine.scheduler.execute { engine.submit(id, job, cancelable: cancelable ? handle : nil) }
+    return handle
+  }
+
+  private func awaitResult<T: Sendable>(
+    _ start: (@escaping @Sendable (Result<T, ReaderError>) -> Void) -> Cancelable
+  ) async throws(ReaderError) -> T {
+    let slot = CancelableSlot()
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, ReaderError>, Never>) in
+        slot.set(start { continuation.resume(returning: $0) })
+      }
+    } onCancel: {
+      slot.cancel()
+    }
+    return try result.get()
+  }
+
+  private func awaitVoid(_ start: (@escaping @Sendable (ReaderError?) -> Void) -> Void) async throws(ReaderError) {
+    let error = await withCheckedContinuation { (continuation: CheckedContinuation<ReaderError?, Never>) in
+      start { continuation.resume(returning: $0) }
+    }
+    if let error { throw error }
+  }
+}
+
+/// Bridges task cancellation to a `Cancelable` that may not exist yet when the task is cancelled.
+private final class CancelableSlot: Sendable {
+  private let state = Mutex<(cancelable: Cancelable?, canceled: Bool)>((nil, false))
+
+  func set(_ cancelable: Cancelable) {
+    let cancelNow = state.withLock { state -> Bool in
+      state.cancelable = cancelable
+      return state.canceled
+    }
+    if cancelNow { cancelable.cancel() }
+  }
+
+  func cancel() {
+    let cancelable = state.withLock { state -> Cancelable? in
+      state.canceled = true
+      return state.cancelable
+    }
+    cancelable?.cancel()
+  }
+}
+
+/// Feeds discovery updates into an `AsyncThrowingStream`.
+private final class StreamDiscoveryDelegate: DiscoveryDelegate {
+  let continuation: AsyncThrowingStream<[Reader], any Error>.Continuation
+  init(continuation: AsyncThrowingStream<[Reader], any Error>.Continuation) { self.continuation = continuation }
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { continuation.yield(readers) }
+}

@@ -1,0 +1,424 @@
+import ReaderCore
+import Synchronization
+
+/// A seeded, virtual Bluetooth world: the host's radio and the readers around it.
+///
+/// It implements `BluetoothCentral` for the terminal and offers script controls (move a reader out
+/// of range, switch it off, drain its battery, turn the host's radio off) for tests, the CLI demo and
+/// apps' own tests. Everything runs on the `VirtualClock` it is given, and all randomness (signal
+/// noise, advertising jitter) comes from its seed, so the same seed and script give the same events.
+///
+/// Behaviour worth knowing:
+/// - A reader advertises about once a second while a scan runs, it is switched on, in range, not
+///   rebooting and not connected.
+/// - A connect to a reader that cannot be reached stays pending (as on real hardware) until the
+///   reader becomes reachable or the terminal abandons it.
+/// - M2 and WisePad 3 reboot themselves 24 hours after they last started (`securityReboot`);
+///   `reboot` restarts that count. A reader not on external power and left without host activity
+///   (connect, reboot) for 10 hours switches itself off (`idlePowerDown`); a battery at or below 5 %
+///   switches it off too (`criticalBatteryLevel`).
+public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
+  /// Something that happened in the world, for narration and assertions.
+  public struct WorldEvent: Sendable, Hashable, CustomStringConvertible {
+    /// When it happened (virtual time since the clock's start).
+    public var time: Duration
+    /// The reader concerned, if any.
+    public var serialNumber: String?
+    /// What happened, e.g. `"flashedLEDs"`, `"outOfRange"`, `"securityReboot"`.
+    public var kind: String
+
+    public var description: String { "\(time) \(serialNumber ?? "host") \(kind)" }
+  }
+
+  /// How long a reader may stay idle on battery before it switches itself off.
+  public static let idlePowerDownInterval = Duration.seconds(10 * 3600)
+  /// How long M2 and WisePad 3 run before their security reboot.
+  public static let securityRebootInterval = Duration.seconds(24 * 3600)
+  /// The mean interval between two advertisements of one reader.
+  public static let advertisingInterval = Duration.seconds(1)
+
+  private struct Entry {
+    var reader: SimulatedReader
+    var advertising: ScheduledWork?
+    var rebootingUntil: Duration?
+    var securityReboot: ScheduledWork?
+    var idleTimer: ScheduledWork?
+    var pendingConnect = false
+    var connectCompletion: ScheduledWork?
+    var linked = false
+    var ledFlashes = 0
+  }
+
+  private struct World {
+    var entries: [String: Entry] = [:]
+    var order: [String] = []
+    var radioOn = true
+    var scanning = false
+    var handler: (@Sendable (BluetoothEvent) -> Void)?
+    var random: SeededRandom
+    var log: [WorldEvent] = []
+  }
+
+  /// The clock the world runs on; the terminal must use the same one.
+  public let clock: VirtualClock
+  private let world: Mutex<World>
+
+  /// Creates an empty world on `clock`, with randomness from `seed`.
+  public init(clock: VirtualClock, seed: UInt64) {
+    self.clock = clock
+    self.world = Mutex(World(random: SeededRandom(seed: seed)))
+  }
+
+  // MARK: Script controls
+
+  /// Adds a reader to the world; it starts its 24-hour and idle timers now.
+  public func add(_ reader: SimulatedReader) {
+    mutate { world in
+      world.entries[reader.serialNumber] = Entry(reader: reader)
+      world.order.append(reader.serialNumber)
+      if reader.isPoweredOn { self.started(reader.serialNumber, in: &world) }
+      return []
+    }
+  }
+
+  /// The readers in the world, in the order they were added.
+  public var readers: [SimulatedReader] {
+    world.withLock { world in world.order.compactMap { world.entries[$0]?.reader } }
+  }
+
+  /// The reader with `serialNumber`, if it exists.
+  public func reader(_ serialNumber: String) -> SimulatedReader? {
+    world.withLock { $0.entries[serialNumber]?.reader }
+  }
+
+  /// How many times the reader was asked to flash its LEDs.
+  public func ledFlashCount(_ serialNumber: String) -> Int {
+    world.withLock { $0.entries[serialNumber]?.ledFlashes ?? 0 }
+  }
+
+  /// Everything that happened so far.
+  public var worldEvents: [WorldEvent] { world.withLock { $0.log } }
+
+  /// Moves a reader into or out of range. Leaving range drops its link (`outOfRange`).
+  public func setInRange(_ serialNumber: String, _ inRange: Bool) {
+    mutate { world in
+      guard var entry = world.entries[serialNumber], entry.reader.isInRange != inRange else { return [] }
+      entry.reader.isInRange = inRange
+      world.entries[serialNumber] = entry
+      self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
+      return inRange ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
+    }
+  }
+
+  /// Takes a reader out of range now and brings it back after `duration`.
+  public func walkAway(_ serialNumber: String, for duration: Duration) {
+    setInRange(serialNumber, false)
+    clock.schedule(after: duration) { [self] in setInRange(serialNumber, true) }
+  }
+
+  /// Moves a reader (changes its signal strength).
+  public func setDistance(_ serialNumber: String, _ metres: Double) {
+    mutate { world in
+      world.entries[serialNumber]?.reader.distance = metres
+      return []
+    }
+  }
+
+  /// Switches a reader on or off. Off drops its link (`poweredOff`).
+  public func setPower(_ serialNumber: String, on: Bool) {
+    mutate { world in
+      guard var entry = world.entries[serialNumber], entry.reader.isPoweredOn != on else { return [] }
+      entry.reader.isPoweredOn = on
+      world.entries[serialNumber] = entry
+      self.record(serialNumber, on ? "poweredOn" : "poweredOff", in: &world)
+      guard on else { return self.unreachable(serialNumber, .poweredOff, in: &world) }
+      self.started(serialNumber, in: &world)
+      return self.becameReachable(serialNumber, in: &world)
+    }
+  }
+
+  /// Sets a reader's battery; a connected reader reports it, and at or below 5 % without external
+  /// power the reader shuts down (`criticalBatteryLevel`).
+  public func setBattery(_ serialNumber: String, level: Double, isCharging: Bool? = nil) {
+    mutate { world in
+      guard var entry = world.entries[serialNumber] else { return [] }
+      entry.reader.batteryLevel = min(max(level, 0), 1)
+      if let isCharging { entry.reader.isCharging = isCharging }
+      world.entries[serialNumber] = entry
+      var events: [BluetoothEvent] = []
+      if entry.linked {
+        events.append(.batteryDidChange(serialNumber: serialNumber, level: entry.reader.batteryLevel, isCharging: entry.reader.isCharging))
+      }
+      if entry.reader.batteryLevel <= BatteryStatus.criticalThreshold && !entry.reader.isCharging && entry.reader.isPoweredOn {
+        world.entries[serialNumber]?.reader.isPoweredOn = false
+        self.record(serialNumber, "criticalBatteryShutdown", in: &world)
+        events += self.unreachable(serialNumber, .criticalBatteryLevel, in: &world)
+      }
+      return events
+    }
+  }
+
+  /// Drains a reader's battery linearly to `level` over `duration`, one step a minute.
+  public func drainBattery(_ serialNumber: String, to level: Double, over duration: Duration) {
+    guard let start = reader(serialNumber)?.batteryLevel else { return }
+    let steps = max(1, Int(duration / .seconds(60)))
+    for step in 1...steps {
+      let value = start + (level - start) * Double(step) / Double(steps)
+      clock.schedule(after: duration * (Double(step) / Double(steps))) { [self] in setBattery(serialNumber, level: value) }
+    }
+  }
+
+  /// Turns the host's Bluetooth radio on or off. Off drops every link (`bluetoothDisabled`).
+  public func setRadio(on: Bool) {
+    mutate { world in
+      guard world.radioOn != on else { return [] }
+      world.radioOn = on
+      self.record(nil, on ? "radioOn" : "radioOff", in: &world)
+      var events: [BluetoothEvent] = [.radioStateChanged(isPoweredOn: on)]
+      for serial in world.order {
+        if on {
+          events += self.becameReachable(serial, in: &world)
+        } else {
+          events += self.unreachable(serial, .bluetoothDisabled, in: &world)
+        }
+      }
+      return events
+    }
+  }
+
+  // MARK: BluetoothCentral
+
+  public func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) {
+    world.withLock { $0.handler = handler }
+  }
+
+  public var isPoweredOn: Bool { world.withLock { $0.radioOn } }
+
+  public func startScan() {
+    mutate { world in
+      guard !world.scanning else { return [] }
+      world.scanning = true
+      for serial in world.order { self.scheduleAdvertisement(serial, in: &world, first: true) }
+      return []
+    }
+  }
+
+  public func stopScan() {
+    mutate { world in
+      world.scanning = false
+      for serial in world.order {
+        if let work = world.entries[serial]?.advertising { self.clock.cancel(work) }
+        world.entries[serial]?.advertising = nil
+      }
+      return []
+    }
+  }
+
+  public func connect(serialNumber: String) {
+    mutate { world in
+      guard world.radioOn else {
+        return [.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off"))]
+      }
+      guard world.entries[serialNumber] != nil else {
+        return [
+          .didFailToConnect(
+            serialNumber: serialNumber,
+            error: ReaderError(.readerNotFound, "no such reader", context: ["serialNumber": serialNumber]))
+        ]
+      }
+      world.entries[serialNumber]?.pendingConnect = true
+      self.activity(serialNumber, in: &world)
+      return self.becameReachable(serialNumber, in: &world)
+    }
+  }
+
+  public func cancelConnect(serialNumber: String) {
+    mutate { world in
+      guard var entry = world.entries[serialNumber] else { return [] }
+      entry.pendingConnect = false
+      if let work = entry.connectCompletion { self.clock.cancel(work) }
+      entry.connectCompletion = nil
+      world.entries[serialNumber] = entry
+      return []
+    }
+  }
+
+  public func disconnect(serialNumber: String) {
+    clock.schedule(after: .milliseconds(100)) { [self] in
+      mutate { world in
+        guard world.entries[serialNumber]?.linked == true else { return [] }
+        world.entries[serialNumber]?.linked = false
+        self.record(serialNumber, "disconnected", in: &world)
+        self.scheduleAdvertisement(serialNumber, in: &world, first: true)
+        return [.didDisconnect(serialNumber: serialNumber, reason: .disconnectRequested)]
+      }
+    }
+  }
+
+  public func flashLEDs(serialNumber: String) {
+    mutate { world in
+      world.entries[serialNumber]?.ledFlashes += 1
+      self.record(serialNumber, "flashedLEDs", in: &world)
+      return []
+    }
+  }
+
+  public func reboot(serialNumber: String) {
+    clock.schedule(after: .milliseconds(300)) { [self] in
+      mutate { world in
+        guard world.entries[serialNumber]?.linked == true else {
+          return [.rebootResponse(serialNumber: serialNumber, error: ReaderError(.notConnected, "not connected"))]
+        }
+        self.activity(serialNumber, in: &world)
+        self.clock.schedule(after: .milliseconds(200)) { [self] in
+          mutate { world in self.rebootNow(serialNumber, reason: .rebootRequested, in: &world) }
+        }
+        return [.rebootResponse(serialNumber: serialNumber, error: nil)]
+      }
+    }
+  }
+
+  // MARK: World mechanics (all called with the lock held; events are delivered after it is released)
+
+  private func mutate(_ body: (inout World) -> [BluetoothEvent]) {
+    let (events, handler) = world.withLock { world in (body(&world), world.handler) }
+    guard let handler else { return }
+    // Queued, never delivered from inside the caller: the terminal sees one event per work item.
+    for event in events { clock.execute { handler(event) } }
+  }
+
+  private func record(_ serialNumber: String?, _ kind: String, in world: inout World) {
+    world.log.append(WorldEvent(time: clock.elapsed, serialNumber: serialNumber, kind: kind))
+  }
+
+  private func isReachable(_ entry: Entry, in world: World) -> Bool {
+    world.radioOn && entry.reader.isPoweredOn && entry.reader.isInRange && entry.rebootingUntil == nil
+  }
+
+  /// The reader just powered on or finished a reboot: restart its security and idle timers.
+  private func started(_ serialNumber: String, in world: inout World) {
+    guard var entry = world.entries[serialNumber] else { return }
+    if let work = entry.securityReboot { clock.cancel(work) }
+    entry.securityReboot = nil
+    if entry.reader.deviceType.hasSecurityReboot {
+      entry.securityReboot = clock.schedule(after: Self.securityRebootInterval) { [self] in
+        mutate { world in
+          world.entries[serialNumber]?.securityReboot = nil
+          return self.rebootNow(serialNumber, reason: .securityReboot, in: &world)
+        }
+      }
+    }
+    world.entries[serialNumber] = entry
+    activity(serialNumber, in: &world)
+  }
+
+  /// Host activity: restart the idle power-down count.
+  private func activity(_ serialNumber: String, in world: inout World) {
+    guard var entry = world.entries[serialNumber] else { return }
+    if let work = entry.idleTimer { clock.cancel(work) }
+    entry.idleTimer = clock.schedule(after: Self.idlePowerDownInterval) { [self] in
+      mutate { world in
+        guard var entry = world.entries[serialNumber], entry.reader.isPoweredOn else { return [] }
+        entry.idleTimer = nil
+        world.entries[serialNumber] = entry
+        if entry.reader.isCharging {
+          self.activity(serialNumber, in: &world)
+          return []
+        }
+        world.entries[serialNumber]?.reader.isPoweredOn = false
+        self.record(serialNumber, "idlePowerDown", in: &world)
+        return self.unreachable(serialNumber, .idlePowerDown, in: &world)
+      }
+    }
+    world.entries[serialNumber] = entry
+  }
+
+  private func rebootNow(_ serialNumber: String, reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+    guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else { return [] }
+    record(serialNumber, reason == .securityReboot ? "securityReboot" : "rebooting", in: &world)
+    let events = unreachable(serialNumber, reason, in: &world)
+    world.entries[serialNumber]?.rebootingUntil = clock.elapsed + entry.reader.rebootDuration
+    clock.schedule(after: entry.reader.rebootDuration) { [self] in
+      mutate { world in
+        world.entries[serialNumber]?.rebootingUntil = nil
+        self.record(serialNumber, "rebooted", in: &world)
+        self.started(serialNumber, in: &world)
+        return self.becameReachable(serialNumber, in: &world)
+      }
+    }
+    return events
+  }
+
+  /// The reader can no longer be reached: drop its link for `reason` and stop its advertising.
+  private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+    guard var entry = world.entries[serialNumber] else { return [] }
+    if let work = entry.advertising { clock.cancel(work) }
+    entry.advertising = nil
+    if let work = entry.connectCompletion { clock.cancel(work) }
+    entry.connectCompletion = nil
+    var events: [BluetoothEvent] = []
+    if entry.linked {
+      entry.linked = false
+      events.append(.didDisconnect(serialNumber: serialNumber, reason: reason))
+    } else if entry.pendingConnect && reason == .bluetoothDisabled {
+      entry.pendingConnect = false
+      events.append(.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
+    }
+    world.entries[serialNumber] = entry
+    return events
+  }
+
+  /// The reader may be reachable again: complete a pending connect, or resume advertising.
+  private func becameReachable(_ serialNumber: String, in world: inout World) -> [BluetoothEvent] {
+    guard var entry = world.entries[serialNumber], isReachable(entry, in: world), !entry.linked else { return [] }
+    if entry.pendingConnect {
+      guard entry.connectCompletion == nil else { return [] }
+      entry.connectCompletion = clock.schedule(after: entry.reader.connectLatency) { [self] in
+        mutate { world in self.completeConnect(serialNumber, in: &world) }
+      }
+      world.entries[serialNumber] = entry
+      return []
+    }
+    scheduleAdvertisement(serialNumber, in: &world, first: true)
+    return []
+  }
+
+  private func completeConnect(_ serialNumber: String, in world: inout World) -> [BluetoothEvent] {
+    guard var entry = world.entries[serialNumber], entry.pendingConnect else { return [] }
+    entry.connectCompletion = nil
+    guard isReachable(entry, in: world) else {
+      world.entries[serialNumber] = entry
+      return []
+    }
+    entry.pendingConnect = false
+    entry.linked = true
+    if let work = entry.advertising { clock.cancel(work) }
+    entry.advertising = nil
+    world.entries[serialNumber] = entry
+    record(serialNumber, "connected", in: &world)
+    return [.didConnect(serialNumber: serialNumber, info: entry.reader.info)]
+  }
+
+  private func scheduleAdvertisement(_ serialNumber: String, in world: inout World, first: Bool) {
+    guard world.scanning, let entry = world.entries[serialNumber], entry.advertising == nil, !entry.linked,
+      isReachable(entry, in: world)
+    else { return }
+    let unit = world.random.nextUnit()
+    // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 s.
+    let delay = first ? Self.advertisingInterval * unit : Self.advertisingInterval * (0.8 + 0.4 * unit)
+    world.entries[serialNumber]?.advertising = clock.schedule(after: delay) { [self] in
+      mutate { world in
+        guard var entry = world.entries[serialNumber] else { return [] }
+        entry.advertising = nil
+        world.entries[serialNumber] = entry
+        guard world.scanning, isReachable(entry, in: world), !entry.linked else { return [] }
+        let noise = Int(world.random.next() % 7) - 3
+        let advertisement = Advertisement(
+          serialNumber: serialNumber, deviceType: entry.reader.deviceType,
+          signalStrength: entry.reader.meanSignalStrength + noise, info: entry.reader.info)
+        self.scheduleAdvertisement(serialNumber, in: &world, first: false)
+        return [.advertisement(advertisement)]
+      }
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import ReaderCore
+
+/// A reader in the simulated world: what it is, where it is, and what state it is in.
+public struct SimulatedReader: Sendable, Hashable {
+  /// The serial number it advertises.
+  public var serialNumber: String
+  /// The model.
+  public var deviceType: DeviceType
+  /// The installed software version.
+  public var softwareVersion: String
+  /// The merchant's label, if any.
+  public var label: String?
+  /// Distance from the host in metres; the advertised signal strength follows from it.
+  public var distance: Double
+  /// Battery level in `0...1`.
+  public var batteryLevel: Double
+  /// Whether the reader is on external power (charging readers never power down when idle).
+  public var isCharging: Bool
+  /// Whether the reader is switched on.
+  public var isPoweredOn: Bool
+  /// Whether the reader is within Bluetooth range of the host.
+  public var isInRange: Bool
+  /// How long a reboot takes before the reader advertises again.
+  public var rebootDuration: Duration
+  /// The time from a connect request to the link being up.
+  public var connectLatency: Duration
+
+  /// Creates a simulated reader; the defaults describe a charged, switched-on reader one metre away.
+  public init(
+    serialNumber: String, deviceType: DeviceType, softwareVersion: String = "2.01.00.17", label: String? = nil,
+    distance: Double = 1, batteryLevel: Double = 0.8, isCharging: Bool = false, isPoweredOn: Bool = true,
+    isInRange: Bool = true, rebootDuration: Duration = .seconds(12), connectLatency: Duration = .milliseconds(1500)
+  ) {
+    self.serialNumber = serialNumber
+    self.deviceType = deviceType
+    self.softwareVersion = softwareVersion
+    self.label = label
+    self.distance = distance
+    self.batteryLevel = batteryLevel
+    self.isCharging = isCharging
+    self.isPoweredOn = isPoweredOn
+    self.isInRange = isInRange
+    self.rebootDuration = rebootDuration
+    self.connectLatency = connectLatency
+  }
+
+  /// The mean received signal strength at `distance`, in dBm (log-distance path loss, -45 dBm at 1 m).
+  public var meanSignalStrength: Int {
+    Int((-45 - 25 * log10(max(distance, 0.05))).rounded())
+  }
+
+  var info: ReaderInfo {
+    ReaderInfo(deviceSoftwareVersion: softwareVersion, batteryLevel: batteryLevel, isCharging: isCharging, label: label)
+  }
+}

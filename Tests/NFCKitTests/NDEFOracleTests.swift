@@ -1,0 +1,207 @@
+import Foundation
+import NFCKit
+import Testing
+
+/// NFCKit against an independent implementation: Python ndeflib 0.3.3 (run `.ci/ndef-oracle.sh` first).
+///
+/// Where ndeflib and the NFC Forum specification disagree, NFCKit follows the specification; the
+/// `…ThoughNdeflib…` tests pin each such case on both sides.
+@Suite(.enabled(if: !OracleRunner.skipRequested, "NFCKIT_SKIP_ORACLE=1 skips the ndeflib oracle"))
+struct NDEFOracleTests {
+  private func corpus() throws -> [OracleCorpusEntry] {
+    let lines = try OracleRunner.run(script: "ndef_corpus.py").split(separator: "\n")
+    return try lines.map { try JSONDecoder().decode(OracleCorpusEntry.self, from: Data($0.utf8)) }
+  }
+
+  private func ndeflibDecode(_ messages: [[UInt8]]) throws -> [OracleDecodeResult] {
+    let input = messages.map { $0.isEmpty ? "<empty>" : NDEFBytes($0).hex }.joined(separator: "\n") + "\n"
+    let lines = try OracleRunner.run(script: "ndef_decode.py", input: input).split(separator: "\n")
+    let results = try lines.map { try JSONDecoder().decode(OracleDecodeResult.self, from: Data($0.utf8)) }
+    guard results.count == messages.count else {
+      throw OracleRunner.Failure(description: "ndef_decode.py answered \(results.count) of \(messages.count) messages")
+    }
+    return results
+  }
+
+  private func ndeflibDecodeOne(_ message: [UInt8]) throws -> OracleDecodeResult {
+    try ndeflibDecode([message])[0]
+  }
+
+  /// Compares NFCKit's decoding of `bytes` with ndeflib's records (chunks joined).
+  private func compare(_ bytes: [UInt8], with ndeflib: [OracleRecord], name: String) throws -> Bool {
+    let message = try NDEFDecoder().decode(bytes)
+    let expected = OracleRecord.joiningChunks(ndeflib)
+    guard message.records.count == expected.count else {
+      Issue.record("\(name): NFCKit decoded \(message.records.count) records, ndeflib \(expected.count)")
+      return false
+    }
+    for (index, (record, (oracle, chunked))) in zip(message.records, expected).enumerated() {
+      let mine = chunked ? OracleRecord(raw: record) : try OracleRecord(record)
+      guard mine == oracle else {
+        Issue.record(
+          "\(name), record \(index):\n  NFCKit  \(mine)\n  ndeflib \(oracle)\n  bytes \(NDEFBytes(bytes).hex)")
+        return false
+      }
+    }
+    return true
+  }
+
+  @Test func decodesTheNdeflibCorpusRecordByRecord() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let entries = try corpus()
+    #expect(entries.count > 400)
+    #expect(entries.contains { $0.chunked })
+    var mismatches = 0
+    for entry in entries where try !compare(hex(entry.hex), with: entry.records, name: entry.name) {
+      mismatches += 1
+      if mismatches > 5 { break }
+    }
+    #expect(mismatches == 0)
+  }
+
+  @Test func reencodesEveryUnchunkedCorpusMessageToTheSameBytes() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // ndeflib's encoder is canonical (SR when the payload is < 256 bytes, IL only with an identifier).
+    for entry in try corpus() where !entry.chunked {
+      let bytes = hex(entry.hex)
+      #expect(try NDEFDecoder().decode(bytes).encoded() == bytes, "\(entry.name)")
+    }
+  }
+
+  @Test func reassemblesNdeflibsChunkSequencesIntoTheJoinedRecord() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let chunked = try corpus().filter(\.chunked)
+    #expect(chunked.count >= 20)
+    for entry in chunked {
+      let message = try NDEFDecoder().decode(hex(entry.hex))
+      #expect(message.records.count < entry.records.count, "\(entry.name): no chunks were joined")
+      // The canonical re-encoding is the same message without chunks.
+      #expect(try NDEFDecoder().decode(message.encoded()) == message)
+    }
+  }
+
+  @Test func ndeflibDecodesWhatNFCKitEncodes() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let seed: UInt64 = 0x0AC1_E000
+    var random = SplitMix64(seed: seed)
+    var messages: [[UInt8]] = []
+    while messages.count < 300 {
+      let message = try RandomMessages.message(&random)
+      // Leave out what ndeflib cannot represent or reads differently (see the tests below): TNF 7 records
+      // and UTF-16 text without a byte-order mark.
+      let representable = message.records.allSatisfy { record in
+        record.typeNameFormat != .reserved
+          && !(record.isWellKnown("T") && (try? TextRecord(record))?.encoding == .utf16BigEndian)
+      }
+      guard representable else { continue }
+      messages.append(
+        messages.count % 5 == 0
+          ? try NDEFEncoder().encode(message, chunkSize: Int.random(in: 1...64, using: &random)) : message.encoded())
+    }
+    let results = try ndeflibDecode(messages)
+    var mismatches = 0
+    for (index, (bytes, result)) in zip(messages, results).enumerated() {
+      guard result.ok, let records = result.records else {
+        Issue.record("seed \(seed), message \(index): ndeflib rejects \(NDEFBytes(bytes).hex): \(result.error ?? "")")
+        mismatches += 1
+        continue
+      }
+      if try !compare(bytes, with: records, name: "seed \(seed), message \(index)") { mismatches += 1 }
+      // ndeflib's own decoder must accept the whole message too, unless it holds chunks (which ndeflib
+      // decodes one at a time, so a chunked Text, URI or Smart Poster fails its typed decoding).
+      if result.strictError != nil && !records.contains(where: { $0.cf == true }) {
+        Issue.record("seed \(seed), message \(index): ndeflib rejects \(NDEFBytes(bytes).hex): \(result.strictError!)")
+        mismatches += 1
+      }
+      if mismatches > 5 { break }
+    }
+    #expect(mismatches == 0)
+  }
+
+  // MARK: Where ndeflib and the NFC Forum specification disagree
+
+  @Test func loneUnchangedRecordIsRejectedThoughNdeflibAcceptsIt() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let bytes = hex("D6 00 01 41")
+    #expect(try ndeflibDecodeOne(bytes).ok)
+    #expect(decodeError(bytes)?.code == .unexpectedUnchangedRecord)
+  }
+
+  @Test func brokenChunkSequencesAreRejectedThoughNdeflibAcceptsThem() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // ndeflib checks no chunk rules: IL on a middle chunk, a middle chunk with TNF 5, a first chunk with TNF 6.
+    let cases = [
+      hex("B5 00 01 41  3E 00 01 00 42  56 00 01 43"), hex("B5 00 01 41  35 00 01 42  56 00 01 43"),
+      hex("B6 00 01 41  56 00 01 43"),
+    ]
+    for (bytes, result) in zip(cases, try ndeflibDecode(cases)) {
+      #expect(result.ok, "\(NDEFBytes(bytes).hex)")
+      #expect(decodeError(bytes) != nil, "\(NDEFBytes(bytes).hex)")
+    }
+  }
+
+  @Test func bytesAfterTheMERecordAreRejectedThoughNdeflibIgnoresThem() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let bytes = hex("D1 01 01 55 00  FF FF")
+    let result = try ndeflibDecodeOne(bytes)
+    #expect(result.ok && result.records?.count == 1)
+    #expect(decodeError(bytes)?.code == .trailingBytes)
+  }
+
+  @Test func zeroBytesAreNotAMessageThoughNdeflibReturnsNoRecords() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let result = try ndeflibDecodeOne([])
+    #expect(result.ok && result.records?.isEmpty == true)
+    #expect(decodeError([])?.code == .zeroLengthMessage)
+  }
+
+  @Test func reservedTNF7IsAcceptedThoughNdeflibRejectsIt() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let bytes = hex("D7 01 01 78 00")
+    #expect(try !ndeflibDecodeOne(bytes).ok)
+    #expect(try NDEFDecoder().decode(bytes).records[0].typeNameFormat == .reserved)
+  }
+
+  @Test func utf16TextWithoutABOMIsBigEndianThoughNdeflibReadsItInHostOrder() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // "Hi" in UTF-16BE, no BOM. The Text RTD says big-endian; Python's "UTF-16" codec assumes the host's
+    // order (little-endian here) and reads "䠀椀".
+    let bytes = hex("D1 01 07 54 82 656E 0048 0069")
+    let ndeflibText = try ndeflibDecodeOne(bytes).records?.first?.text
+    #expect(ndeflibText == "\u{4800}\u{6900}")
+    #expect(try TextRecord(NDEFDecoder().decode(bytes).records[0]).text == "Hi")
+  }
+
+  @Test func payloadsOverOneMebibyteDecodeThoughNdeflibCapsThem() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let message = NDEFMessage(try .unknown(payload: NDEFBytes(Array(repeating: 0x5A, count: 0x10_0001))))
+    let bytes = message.encoded()
+    #expect(try !ndeflibDecodeOne(bytes).ok)
+    #expect(try NDEFDecoder().decode(bytes) == message)
+  }
+
+  @Test func smartPosterWithTwoActionRecordsIsRejectedThoughNdeflibAcceptsIt() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let act = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "act"), payload: [0])
+    let payload = NDEFBytes(NDEFMessage(try .uri("tel:1"), act, act).encoded())
+    let bytes = NDEFMessage(
+      try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"), payload: payload)
+    )
+    .encoded()
+    #expect(try ndeflibDecodeOne(bytes).ok)
+    #expect(decodeError(bytes)?.code == .invalidSmartPoster)
+  }
+
+  @Test func recordsAfterASmartPosterAreNotReadWithItsLocalTypesThoughNdeflibDoes() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // A top-level "act" record means nothing (act is local to Smart Posters); ndeflib decodes every record
+    // after a Smart Poster with the Smart Poster's local types and rejects the action value 5.
+    let afterPoster = hex("91 02 06 5370 D1010255 0531  51 03 01 616374 05")
+    let beforePoster = hex("91 03 01 616374 05  51 02 06 5370 D1010255 0531")
+    let results = try ndeflibDecode([afterPoster, beforePoster])
+    #expect(results[0].strictError?.contains("ACTION value 5") == true)
+    #expect(results[1].ok && results[1].strictError == nil)
+    #expect(decodeError(afterPoster) == nil)
+    #expect(decodeError(beforePoster) == nil)
+  }
+}

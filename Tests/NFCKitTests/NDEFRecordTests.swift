@@ -1,0 +1,92 @@
+import NFCKit
+import Testing
+
+@Suite struct NDEFRecordTests {
+  @Test func rejectsAnEmptyRecordWithFields() {
+    for (type, id, payload) in [([1], [], []), ([], [1], []), ([], [], [1])] as [(NDEFBytes, NDEFBytes, NDEFBytes)] {
+      let error = thrownError { () throws(NDEFError) in
+        try NDEFRecord(typeNameFormat: .empty, type: type, identifier: id, payload: payload)
+      }
+      #expect(error?.code == .invalidRecord)
+    }
+  }
+
+  @Test(arguments: [TypeNameFormat.nfcWellKnown, .media, .absoluteURI, .nfcExternal])
+  func rejectsATypedFormatWithoutAType(format: TypeNameFormat) {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: format, payload: [1]) }
+    #expect(error?.code == .invalidRecord)
+    #expect(error?.context["field"] == "type")
+  }
+
+  @Test func rejectsAnUnknownRecordWithAType() {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .unknown, type: [1]) }
+    #expect(error?.code == .invalidRecord)
+  }
+
+  @Test func rejectsUnchangedAsTheFormatOfARecord() {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .unchanged, payload: [1]) }
+    #expect(error?.context["field"] == "typeNameFormat")
+  }
+
+  @Test func rejectsTypesAndIdentifiersLongerThan255Bytes() {
+    let long = NDEFBytes(Array(repeating: 0x61, count: 256))
+    #expect(thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .media, type: long) } != nil)
+    #expect(
+      thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .unknown, identifier: long) }?.context[
+        "field"] == "identifier")
+    let fits = NDEFBytes(Array(repeating: 0x61, count: 255))
+    #expect(thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .media, type: fits) } == nil)
+  }
+
+  @Test func acceptsAnyFieldsForTheReservedFormat() throws {
+    let record = try NDEFRecord(typeNameFormat: .reserved, type: [1], identifier: [2], payload: [3])
+    #expect(try NDEFDecoder().decode(NDEFMessage(record).encoded()).records[0] == record)
+  }
+
+  @Test func buildsMediaRecordsWithARawPayload() throws {
+    let vcard = NDEFBytes(utf8: "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada\r\nEND:VCARD\r\n")
+    let record = try NDEFRecord.media(type: "text/vcard", payload: vcard)
+    #expect(record.typeNameFormat == .media)
+    #expect(record.mediaType == "text/vcard")
+    #expect(record.payload == vcard)
+    #expect(
+      try NDEFRecord.media(type: "application/json", payload: NDEFBytes(utf8: "{}")).type.asciiString
+        == "application/json")
+  }
+
+  @Test(arguments: ["", "textplain", "/plain", "text/", "text /plain", "tëxt/plain"])
+  func rejectsMediaTypesThatAreNotTypeSlashSubtype(type: String) {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord.media(type: type, payload: []) }
+    #expect(error?.code == .invalidArgument)
+  }
+
+  @Test func buildsExternalRecordsNamedDomainColonType() throws {
+    let record = try NDEFRecord.external("android.com:pkg", payload: NDEFBytes(utf8: "com.example"))
+    #expect(record.typeNameFormat == .nfcExternal)
+    #expect(record.externalType == "android.com:pkg")
+    #expect(thrownError { () throws(NDEFError) in try NDEFRecord.external("nocolon") }?.code == .invalidArgument)
+    #expect(thrownError { () throws(NDEFError) in try NDEFRecord.external(":type") }?.code == .invalidArgument)
+  }
+
+  @Test func buildsAbsoluteURIRecords() throws {
+    let record = try NDEFRecord.absoluteURI("https://example.com/schema", payload: [1])
+    #expect(record.typeNameFormat == .absoluteURI)
+    #expect(record.absoluteURI == "https://example.com/schema")
+    #expect(record.mediaType == nil)
+  }
+
+  @Test func accessorsAnswerOnlyForTheirFormat() throws {
+    let text = try NDEFRecord.text("x")
+    #expect(text.wellKnownTypeName == "T")
+    #expect(text.isWellKnown("T"))
+    #expect(!text.isWellKnown("U"))
+    #expect(text.mediaType == nil)
+    #expect(text.externalType == nil)
+    #expect(text.absoluteURI == nil)
+  }
+
+  @Test func describesItselfInHex() throws {
+    #expect(
+      try NDEFRecord.uri("tel:1").description == "NDEFRecord(tnf: nfcWellKnown, type: 55, id: , payload: 0531)")
+  }
+}

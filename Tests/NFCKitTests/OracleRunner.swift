@@ -1,0 +1,135 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Runs the Python `ndeflib` oracle scripts in `Tests/NFCKitTests/Oracle` with the package's `.venv`.
+///
+/// The child is always waited for: its output is read to the end and `waitUntilExit` is called; a
+/// watchdog sends SIGKILL (which no signal mask can block) if it runs past the timeout. The test runner's
+/// blocked signal mask is cleared around `run()` so the child does not inherit it.
+enum OracleRunner {
+  /// The package root, from this file's path (Tests/NFCKitTests/OracleRunner.swift).
+  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  /// The venv's Python.
+  static let python = packageRoot.appendingPathComponent(".venv/bin/python")
+
+  /// The oracle scripts' folder.
+  static let scripts = packageRoot.appendingPathComponent("Tests/NFCKitTests/Oracle")
+
+  /// Whether `NFCKIT_SKIP_ORACLE=1` asks to skip the oracle tests.
+  static let skipRequested = ProcessInfo.processInfo.environment["NFCKIT_SKIP_ORACLE"] == "1"
+
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  /// Checks the venv exists, recording a clear failure (not a skip) when it does not.
+  static func pythonIsReady(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    guard FileManager.default.isExecutableFile(atPath: python.path) else {
+      Issue.record(
+        """
+        The ndeflib oracle is not installed: \(python.path) does not exist. Run `.ci/ndef-oracle.sh` from the \
+        package root (or set NFCKIT_SKIP_ORACLE=1 to skip the oracle tests).
+        """, sourceLocation: sourceLocation)
+      return false
+    }
+    return true
+  }
+
+  /// Runs `script` with `arguments`, feeding `input` on stdin, and returns its stdout.
+  static func run(script: String, arguments: [String] = [], input: String = "", timeout: Duration = .seconds(60))
+    throws -> String
+  {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nfckit-oracle-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let inputFile = directory.appendingPathComponent("stdin.txt")
+    let errorFile = directory.appendingPathComponent("stderr.txt")
+    try Data(input.utf8).write(to: inputFile)
+    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+
+    let process = Process()
+    process.executableURL = python
+    process.arguments = [scripts.appendingPathComponent(script).path] + arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    let stdin = try FileHandle(forReadingFrom: inputFile)
+    let stderr = try FileHandle(forWritingTo: errorFile)
+    defer {
+      try? stdin.close()
+      try? stderr.close()
+    }
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+
+    try runWithClearedSignalMask(process)
+    let finished = Watchdog()
+    let pid = process.processIdentifier
+    let seconds = Double(timeout.components.seconds)
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+      if finished.markTimedOutUnlessFinished() { kill(pid, SIGKILL) }
+    }
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let timedOut = finished.markFinished()
+    guard !timedOut else { throw Failure(description: "\(script) did not finish within \(timeout) and was killed") }
+    guard process.terminationStatus == 0 else {
+      let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+      throw Failure(description: "\(script) exited with status \(process.terminationStatus): \(errors)")
+    }
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  /// Runs `script` and parses every non-empty stdout line as a JSON object.
+  static func runJSONLines(script: String, arguments: [String] = [], input: String = "") throws -> [[String: Any]] {
+    try run(script: script, arguments: arguments, input: input).split(separator: "\n").map { line in
+      guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        throw Failure(description: "\(script) printed a line that is not a JSON object: \(line)")
+      }
+      return object
+    }
+  }
+
+  /// Starts `process` with no signals blocked on this thread, so the child starts with an empty mask.
+  private static func runWithClearedSignalMask(_ process: Process) throws {
+    var empty = sigset_t()
+    var previous = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    try process.run()
+  }
+
+  /// Whether the child finished before the watchdog fired.
+  private final class Watchdog: Sendable {
+    private enum State { case running, finished, timedOut }
+    private let state = Mutex(State.running)
+
+    /// Marks the child finished; returns whether the watchdog had already fired.
+    func markFinished() -> Bool {
+      state.withLock { state in
+        if state == .timedOut { return true }
+        state = .finished
+        return false
+      }
+    }
+
+    /// Marks a timeout unless the child finished; returns whether the child must be killed.
+    func markTimedOutUnlessFinished() -> Bool {
+      state.withLock { state in
+        guard state == .running else { return false }
+        state = .timedOut
+        return true
+      }
+    }
+  }
+}

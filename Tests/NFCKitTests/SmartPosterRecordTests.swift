@@ -1,0 +1,108 @@
+import NFCKit
+import Testing
+
+@Suite struct SmartPosterRecordTests {
+  /// ndeflib 0.3.3's encoding of SmartposterRecord("https://www.nfc-forum.org",
+  /// {"en-US": "Hello, world", "fr-CA": "Bonjour, le monde"}, "exec") — the shape of the Smart Poster RTD example.
+  static let example = hex(
+    "D1 02 4A 5370"
+      + " 91 01 0E 55 02 6E66632D666F72756D2E6F7267"
+      + " 11 01 12 54 05 656E2D5553 48656C6C6F2C20776F726C64"
+      + " 11 01 17 54 05 66722D4341 426F6E6A6F75722C206C65206D6F6E6465"
+      + " 51 03 01 616374 00")
+
+  static let exampleValue = SmartPosterRecord(
+    uri: URIRecord(uri: "https://www.nfc-forum.org"),
+    titles: [
+      TextRecord(text: "Hello, world", languageCode: "en-US"),
+      TextRecord(text: "Bonjour, le monde", languageCode: "fr-CA"),
+    ],
+    action: .execute)
+
+  @Test func encodesTheExampleByteForByte() throws {
+    #expect(NDEFMessage(try Self.exampleValue.record()).encoded() == Self.example)
+  }
+
+  @Test func readsTheExample() throws {
+    let poster = try SmartPosterRecord(NDEFDecoder().decode(Self.example).records[0])
+    #expect(poster == Self.exampleValue)
+    #expect(poster.title(languageCode: "fr-ca") == "Bonjour, le monde")
+    #expect(poster.title(languageCode: "de") == nil)
+  }
+
+  @Test func roundTripsSizeTypeIconsAndOtherRecords() throws {
+    let icon = try NDEFRecord.media(type: "image/png", payload: [0x89, 0x50, 0x4E, 0x47])
+    let other = try NDEFRecord.external("example.com:x", payload: [1])
+    let poster = SmartPosterRecord(
+      uri: URIRecord(uri: "tel:+41790000000"), titles: [TextRecord(text: "Call", languageCode: "en")], action: .save,
+      size: 0xDEAD_BEEF, resourceType: "text/html", icons: [icon], additionalRecords: [other])
+    let decoded = try SmartPosterRecord(NDEFDecoder().decode(NDEFMessage(poster.record()).encoded()).records[0])
+    #expect(decoded == poster)
+  }
+
+  private func posterError(_ records: [NDEFRecord]) throws -> NDEFError? {
+    let payload = NDEFBytes(try NDEFMessage(records: records).encoded())
+    let record = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"), payload: payload)
+    return thrownError { () throws(NDEFError) in try SmartPosterRecord(record) }
+  }
+
+  private func local(_ type: String, _ payload: NDEFBytes) throws -> NDEFRecord {
+    try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: type), payload: payload)
+  }
+
+  @Test func requiresAURIRecord() throws {
+    let error = try posterError([.text("no uri")])
+    #expect(error?.code == .invalidSmartPoster)
+    #expect(error?.expected == "exactly one URI record")
+  }
+
+  @Test func rejectsASecondURIRecordAtItsOffsetInThePayload() throws {
+    let error = try posterError([.uri("tel:1"), .uri("tel:2")])
+    #expect(error?.code == .invalidSmartPoster)
+    #expect(error?.offset == 6)
+    #expect(error?.context["relativeTo"] == "payload")
+  }
+
+  @Test func rejectsTwoTitlesInOneLanguageIgnoringCase() throws {
+    let error = try posterError([.uri("tel:1"), .text("a", languageCode: "en-US"), .text("b", languageCode: "en-us")])
+    #expect(error?.code == .invalidSmartPoster)
+  }
+
+  @Test func rejectsAnUndefinedAction() throws {
+    #expect(try posterError([.uri("tel:1"), local("act", [3])])?.code == .invalidSmartPoster)
+    #expect(try posterError([.uri("tel:1"), local("act", [0, 0])])?.code == .invalidSmartPoster)
+    #expect(try posterError([.uri("tel:1"), local("act", [0]), local("act", [1])])?.code == .invalidSmartPoster)
+  }
+
+  @Test func rejectsASizeRecordThatIsNotFourBytes() throws {
+    #expect(try posterError([.uri("tel:1"), local("s", [0, 0, 1])])?.code == .invalidSmartPoster)
+  }
+
+  @Test func rejectsATypeRecordThatIsNotUTF8() throws {
+    #expect(try posterError([.uri("tel:1"), local("t", [0xFF])])?.code == .invalidUTF8)
+  }
+
+  @Test func rejectsAnEmptyNestedMessage() throws {
+    let record = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"))
+    #expect(thrownError { () throws(NDEFError) in try SmartPosterRecord(record) }?.code == .zeroLengthMessage)
+  }
+
+  @Test func rejectsRecordsOfAnotherType() throws {
+    #expect(thrownError { () throws(NDEFError) in try SmartPosterRecord(NDEFRecord.text("x")) }?.code == .typeMismatch)
+  }
+
+  @Test func refusesToBuildTwoTitlesInOneLanguage() {
+    let poster = SmartPosterRecord(
+      uri: URIRecord(uri: "tel:1"), titles: [TextRecord(text: "a"), TextRecord(text: "b", languageCode: "EN")])
+    #expect(thrownError { () throws(NDEFError) in try poster.record() }?.code == .invalidArgument)
+  }
+
+  @Test func decodingRejectsAMalformedTitleInsideASmartPoster() throws {
+    var bytes = NDEFMessage(try Self.exampleValue.record()).encoded()
+    // Corrupt the last text byte of the first title ("d" of "world") into an invalid UTF-8 lead byte.
+    let index = 5 + 18 + 4 + 17
+    #expect(bytes[index] == UInt8(ascii: "d"))
+    bytes[index] = 0xFF
+    expectDecodeError(bytes, .invalidUTF8, at: index)
+  }
+}

@@ -1,0 +1,123 @@
+import NFCKit
+import Testing
+
+@Suite struct TextRecordTests {
+  private func text(_ payloadHex: String) throws(NDEFError) -> TextRecord {
+    try TextRecord(NDEFRecord(typeNameFormat: .nfcWellKnown, type: [0x54], payload: NDEFBytes(hex(payloadHex))))
+  }
+
+  private func textError(_ payloadHex: String) -> NDEFError? {
+    thrownError { () throws(NDEFError) in try text(payloadHex) }
+  }
+
+  @Test func readsTheSpecHelloExample() throws {
+    let value = try text("02 656E 68656C6C6F")
+    #expect(value == TextRecord(text: "hello", languageCode: "en", encoding: .utf8))
+  }
+
+  @Test func readsUTF16BigEndianWithoutABOM() throws {
+    let value = try text("82 6465 0048 00E9")
+    #expect(value.text == "Hé")
+    #expect(value.languageCode == "de")
+    #expect(value.encoding == .utf16BigEndian)
+  }
+
+  @Test func readsUTF16WithABigEndianBOM() throws {
+    let value = try text("82 656E FEFF 0048 0069")
+    #expect(value.text == "Hi")
+    #expect(value.encoding == .utf16BigEndianWithBOM)
+  }
+
+  @Test func readsUTF16WithALittleEndianBOM() throws {
+    let value = try text("82 656E FFFE 4800 6900 3CD8 89DF")
+    #expect(value.text == "Hi🎉")
+    #expect(value.encoding == .utf16LittleEndianWithBOM)
+  }
+
+  @Test func keepsAUTF8ByteOrderMarkAsPartOfTheText() throws {
+    #expect(try text("02 656E EFBBBF 41").text == "\u{FEFF}A")
+  }
+
+  @Test func ignoresTheReservedStatusBit() throws {
+    #expect(try text("42 656E 41").text == "A")
+  }
+
+  @Test(arguments: TextRecord.Encoding.allCases)
+  func writesAndReadsBackEveryEncoding(encoding: TextRecord.Encoding) throws {
+    let value = TextRecord(text: "Grüße 🎉 日本", languageCode: "de-CH", encoding: encoding)
+    let record = try value.record()
+    #expect(try TextRecord(record) == value)
+    #expect(record.payload[0] == (encoding.isUTF16 ? 0x85 : 0x05))
+  }
+
+  @Test func writesTheBOMsItsEncodingNames() throws {
+    #expect(try TextRecord(text: "A", encoding: .utf16BigEndian).payload().hex == "82656e0041")
+    #expect(try TextRecord(text: "A", encoding: .utf16BigEndianWithBOM).payload().hex == "82656efeff0041")
+    #expect(try TextRecord(text: "A", encoding: .utf16LittleEndianWithBOM).payload().hex == "82656efffe4100")
+  }
+
+  @Test func rejectsAnEmptyPayload() {
+    #expect(textError("")?.code == .invalidTextRecord)
+  }
+
+  @Test func rejectsALanguageCodeLengthOfZero() {
+    let error = textError("00 41")
+    #expect(error?.code == .invalidTextRecord)
+    #expect(error?.offset == 0)
+  }
+
+  @Test func rejectsALanguageCodeLengthPastThePayload() {
+    let error = textError("05 656E")
+    #expect(error?.code == .lengthOutOfBounds)
+    #expect(error?.expected == "a language code length of at most 2")
+  }
+
+  @Test func rejectsALanguageCodeThatIsNotPrintableASCII() {
+    let error = textError("02 65C3 41")
+    #expect(error?.code == .invalidTextRecord)
+    #expect(error?.offset == 2)
+  }
+
+  @Test(arguments: [
+    ("02 656E 41 C0 80", 4),  // overlong encoding of U+0000
+    ("02 656E ED A0 80", 4),  // UTF-16 surrogate encoded in UTF-8: ED must be followed by 80–9F
+    ("02 656E 41 E6 97", 4),  // sequence cut short by the end of the payload
+    ("02 656E FF", 3),  // never valid
+    ("02 656E F4 90 80 80", 4),  // past U+10FFFF
+  ])
+  func rejectsInvalidUTF8AtTheOffendingByte(payload: String, offset: Int) {
+    let error = textError(payload)
+    #expect(error?.code == .invalidUTF8)
+    #expect(error?.offset == offset)
+    #expect(error?.context["relativeTo"] == "payload")
+  }
+
+  @Test(arguments: [
+    ("82 656E 0041 00", 5),  // odd number of bytes
+    ("82 656E 0041 D83D", 5),  // high surrogate at the end
+    ("82 656E DF89 0041", 3),  // low surrogate first
+    ("82 656E FFFE 3DD8 4100", 5),  // little-endian high surrogate followed by "A"
+  ])
+  func rejectsInvalidUTF16AtTheOffendingUnit(payload: String, offset: Int) {
+    let error = textError(payload)
+    #expect(error?.code == .invalidUTF16)
+    #expect(error?.offset == offset)
+  }
+
+  @Test func rejectsRecordsOfAnotherType() throws {
+    let error = thrownError { () throws(NDEFError) in try TextRecord(NDEFRecord.uri("tel:1")) }
+    #expect(error?.code == .typeMismatch)
+  }
+
+  @Test(arguments: ["", String(repeating: "a", count: 64), "é", "e n"])
+  func refusesToWriteALanguageCodeTheFormatCannotHold(language: String) {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord.text("x", languageCode: language) }
+    #expect(error?.code == .invalidArgument)
+    #expect(error?.context["field"] == "languageCode")
+  }
+
+  @Test func writesALanguageCodeOf63Bytes() throws {
+    let language = String(repeating: "a", count: 63)
+    #expect(try TextRecord(NDEFRecord.text("x", languageCode: language)).languageCode == language)
+  }
+}
