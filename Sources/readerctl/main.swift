@@ -1,1 +1,3 @@
-print("readerctl")
+import Foundation
+
+exit(ReaderCtl.main(Array(CommandLine.arguments.dropFirst()), console: .standard))

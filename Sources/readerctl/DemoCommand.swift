@@ -1,0 +1,296 @@
+import ReaderKit
+import ReaderSimulator
+import Synchronization
+
+/// `readerctl demo`: a narrated run of a reader's life on the built-in simulator.
+enum DemoCommand {
+  static let usage = """
+    usage: readerctl demo [--seed N] [--readers N] [--speed X] [--json]
+
+      A narrated run on the simulator: readers are switched on, a scan lists them, the merchant picks
+      one and it connects to a location; it is carried out of range and won back, rebooted, rebooted
+      again by its own 24-hour timer, found again after the app is relaunched, and disconnected.
+      --seed N     seed of the simulated world (default 1); the same seed gives the same run
+      --readers N  readers in the world (default 4, 2-16)
+      --speed X    simulated seconds per real second while something is on screen (default: 4 on a
+                   terminal, 0 = as fast as possible otherwise); long waits are always skipped
+      --json       one JSON object per event instead of the narration
+
+    exit status: 0 every step worked, 1 a step failed, 64 usage, 130 interrupted
+
+    """
+
+  static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
+    let options = try ArgumentList(arguments, flags: ["json"], options: ["seed", "readers", "speed"])
+    _ = try options.positionals(named: [])
+    let json = options.has("json")
+    let session = SimulationSession(
+      seed: try options.integer("seed", default: 1, in: 0...UInt64.max),
+      readers: try options.integer("readers", default: 4, in: 2...16), console: console,
+      speed: try options.number("speed", default: console.isTerminal && !json ? 4 : 0, in: 0...1_000_000), json: json)
+    Interrupt.install()
+    let demo = Demo(session: session, narrate: !json)
+    let status = demo.play()
+    if !json {
+      console.error(
+        "readerctl: \(SimulationSession.format(session.now)) of simulated time took "
+          + "\(JSONValue.number(session.wallElapsed.inSeconds, decimals: 1).rendered) s of wall time\n")
+    }
+    return status
+  }
+}
+
+/// One run of the demo's story.
+private final class Demo {
+  private let session: SimulationSession
+  private let narrate: Bool
+  private let store = InMemoryReaderStore()
+  private let locationId = "tml_demo_downtown"
+  private let delegate: DemoReaderDelegate
+
+  init(session: SimulationSession, narrate: Bool) {
+    self.session = session
+    self.narrate = narrate
+    let console = session.console
+    let clock = session.clock
+    delegate = DemoReaderDelegate { text in
+      if narrate { console.line("[\(SimulationSession.format(clock.elapsed))] \(text)") }
+    }
+  }
+
+  private var world: SimulatedBluetoothCentral { session.world }
+
+  private func say(_ text: String) { delegate.say(text) }
+
+  /// Plays every scene; returns the exit status.
+  func play() -> Int32 {
+    if narrate {
+      session.console.line("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
+      session.console.line(
+        "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, and long waits are skipped.")
+      session.console.line()
+    }
+    var terminal = makeTerminal()
+    do throws(DemoFailure) {
+      let reader = try scanAndPick(terminal)
+      try connect(reader, terminal)
+      try walkAway(reader, terminal)
+      try reboot(reader, terminal)
+      try securityReboot(reader, terminal)
+      terminal = try relaunch(reader, terminal)
+      try disconnect(terminal)
+      say("That is the whole life of a reader: every step above ran on the same virtual clock.")
+      return ExitStatus.success
+    } catch {
+      if Interrupt.requested {
+        say("Interrupted.")
+        return ExitStatus.interrupted
+      }
+      say("The demo stopped: \(error.message)")
+      return ExitStatus.failure
+    }
+  }
+
+  // MARK: Scenes
+
+  private func scanAndPick(_ terminal: Terminal) throws(DemoFailure) -> Reader {
+    // The readers are switched on one after another while the scan runs.
+    let readers = world.readers
+    for reader in readers { world.setPower(reader.serialNumber, on: false) }
+    for (index, reader) in readers.enumerated() {
+      let serial = reader.serialNumber
+      let line =
+        "\(reader.deviceType.displayName) \(serial) “\(reader.label ?? "-")” is switched on, "
+        + "\(formatDistance(reader.distance)) away."
+      session.clock.schedule(after: .milliseconds(400 + 900 * Int64(index))) { [world, delegate] in
+        delegate.say(line)
+        world.setPower(serial, on: true)
+      }
+    }
+    say("The app scans for readers (status: discovering); the list below updates as they appear.")
+    let listener = DiscoveryListener(console: narrate ? session.console : nil, clock: session.clock)
+    let finished = Outcome<ReaderError?>()
+    let scan = try attempt { () throws(ReaderError) in
+      try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(60).build()
+    }
+    terminal.discoverReaders(scan, delegate: listener) { finished.set($0) }
+    let scanTime = Duration.milliseconds(400 + 900 * Int64(readers.count)) + .seconds(3)
+    try check(session.run(for: scanTime), "interrupted")
+    try check(!finished.isSet, "the scan ended early: \(String(describing: finished.value ?? nil))")
+
+    // As a merchant would: the reader on the charging dock, by its label, or else the nearest one.
+    let docked = readers.first { $0.isCharging }?.serialNumber
+    guard let pick = listener.latest.first(where: { $0.serialNumber == docked }) ?? listener.latest.first else {
+      throw DemoFailure("the scan found no reader")
+    }
+    say("The merchant taps “\(pick.label ?? pick.serialNumber)” (\(pick)) in the list.")
+    return pick
+  }
+
+  private func connect(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
+    let configuration = try attempt { () throws(ReaderError) in
+      try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: locationId).build()
+    }
+    say("Connecting to \(reader.serialNumber) at location \(locationId); connecting ends the scan.")
+    let result = Outcome<Result<Reader, ReaderError>>()
+    terminal.connectReader(reader, connectionConfig: configuration) { result.set($0) }
+    try check(session.run(until: { result.isSet }, limit: .seconds(30)), "the connection did not complete")
+    switch result.value! {
+    case .success(let connected):
+      say(
+        "Connected: \(connected), software \(connected.deviceSoftwareVersion ?? "?"), battery "
+          + "\(connected.batteryLevel.map { "\(Int(($0 * 100).rounded())) %" } ?? "?") at "
+          + "\(connected.locationId ?? "?"). Its serial number is saved for the next launch.")
+    case .failure(let error):
+      throw DemoFailure("connecting failed: \(error)")
+    }
+  }
+
+  private func walkAway(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
+    try check(session.run(for: .seconds(5)), "interrupted")
+    say("The merchant walks to the terrace with the reader, out of Bluetooth range, for 20 seconds.")
+    let before = delegate.succeededReconnects
+    world.walkAway(reader.serialNumber, for: .seconds(20))
+    try awaitReconnect(after: before, limit: .seconds(90))
+  }
+
+  private func reboot(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
+    try check(session.run(for: .seconds(5)), "interrupted")
+    say("The app reboots the reader (this also restarts its 24-hour security reboot count).")
+    let before = delegate.succeededReconnects
+    let answer = Outcome<ReaderError?>()
+    terminal.rebootReader { answer.set($0) }
+    try check(session.run(until: { answer.isSet }, limit: .seconds(30)), "the reboot was not answered")
+    if let error = answer.value ?? nil { throw DemoFailure("the reboot failed: \(error)") }
+    say("The reader accepted the reboot; it restarts and drops the link (reason: rebootRequested).")
+    try awaitReconnect(after: before, limit: .seconds(120))
+  }
+
+  private func securityReboot(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
+    guard reader.deviceType.hasSecurityReboot else {
+      say("A \(reader.deviceType.displayName) has no 24-hour security reboot; skipping that scene.")
+      return
+    }
+    say("A day passes (skipped): the \(reader.deviceType.displayName) reboots itself after 24 hours of operation.")
+    let before = delegate.succeededReconnects
+    try check(
+      session.run(until: { self.delegate.succeededReconnects > before || self.delegate.failedReconnects > 0 },
+        limit: .seconds(25 * 3600), paced: false), "no security reboot happened within 25 hours")
+    try awaitReconnect(after: before, limit: .seconds(120))
+  }
+
+  private func relaunch(_ reader: Reader, _ old: Terminal) throws(DemoFailure) -> Terminal {
+    try check(session.run(for: .seconds(3)), "interrupted")
+    say("The merchant closes the app; its Bluetooth link to the reader closes with it.")
+    try disconnect(old, quietly: true)
+    say("The app is launched again and reconnects to the reader it used last.")
+    let terminal = makeTerminal()
+    let result = Outcome<Result<Reader?, ReaderError>>()
+    terminal.reconnectToSavedReader(delegate: delegate, timeout: .seconds(30)) { result.set($0) }
+    try check(session.run(until: { result.isSet }, limit: .seconds(60)), "the launch reconnect did not finish")
+    switch result.value! {
+    case .success(let found?) where found.serialNumber == reader.serialNumber:
+      say("Reconnected at launch to \(found) at \(found.locationId ?? "?"), without the merchant doing anything.")
+      return terminal
+    case .success(let other):
+      throw DemoFailure("the launch reconnect found \(other.map(\.serialNumber) ?? "nothing saved")")
+    case .failure(let error):
+      throw DemoFailure("the launch reconnect failed: \(error)")
+    }
+  }
+
+  private func disconnect(_ terminal: Terminal, quietly: Bool = false) throws(DemoFailure) {
+    if !quietly {
+      try check(session.run(for: .seconds(3)), "interrupted")
+      say("The merchant disconnects the reader (reason: disconnectRequested; no reconnection follows).")
+    }
+    let done = Outcome<ReaderError?>()
+    terminal.disconnectReader { done.set($0) }
+    try check(session.run(until: { done.isSet }, limit: .seconds(30)), "the disconnect did not complete")
+    if let error = done.value ?? nil { throw DemoFailure("disconnecting failed: \(error)") }
+  }
+
+  // MARK: Helpers
+
+  private func makeTerminal() -> Terminal {
+    let terminal = session.makeTerminal(store: store)
+    if narrate {
+      let delegate = self.delegate
+      terminal.addEventObserver { event in
+        if case .didChangeConnectionStatus(let status) = event.kind { delegate.say("status: \(status)") }
+      }
+    }
+    return terminal
+  }
+
+  /// Runs until the reconnection that follows a disconnect has ended; it must have succeeded.
+  private func awaitReconnect(after succeeded: Int, limit: Duration) throws(DemoFailure) {
+    let failed = delegate.failedReconnects
+    let ended = session.run(
+      until: { self.delegate.succeededReconnects > succeeded || self.delegate.failedReconnects > failed }, limit: limit)
+    try check(ended, "the reconnection did not end within \(SimulationSession.format(limit))")
+    try check(delegate.failedReconnects == failed, "the reconnection failed")
+  }
+
+  private func check(_ condition: Bool, _ message: @autoclosure () -> String) throws(DemoFailure) {
+    if Interrupt.requested { throw DemoFailure("interrupted") }
+    if !condition { throw DemoFailure(message()) }
+  }
+
+  private func attempt<T>(_ body: () throws(ReaderError) -> T) throws(DemoFailure) -> T {
+    do throws(ReaderError) {
+      return try body()
+    } catch {
+      throw DemoFailure("\(error)")
+    }
+  }
+
+  private func formatDistance(_ metres: Double) -> String {
+    metres < 1 ? "\(Int((metres * 100).rounded())) cm" : "\(Int(metres.rounded())) m"
+  }
+}
+
+private struct DemoFailure: Error {
+  var message: String
+  init(_ message: String) { self.message = message }
+}
+
+/// Narrates what an app would show for each reader event, and counts reconnections.
+private final class DemoReaderDelegate: MobileReaderDelegate {
+  private struct Counts {
+    var succeeded = 0
+    var failed = 0
+  }
+
+  let say: @Sendable (String) -> Void
+  private let counts = Mutex(Counts())
+
+  init(say: @escaping @Sendable (String) -> Void) { self.say = say }
+
+  var succeededReconnects: Int { counts.withLock { $0.succeeded } }
+  var failedReconnects: Int { counts.withLock { $0.failed } }
+
+  func reader(_ reader: Reader, didStartReconnect cancelable: Cancelable, disconnectReason: DisconnectReason) {
+    say(
+      "The reader dropped (\(disconnectReason)). The app shows “Reconnecting to your reader…” with a Cancel "
+        + "button wired to the reconnection's Cancelable.")
+  }
+
+  func readerDidSucceedReconnect(_ reader: Reader) {
+    counts.withLock { $0.succeeded += 1 }
+    say("Reconnected to \(reader.serialNumber) at \(reader.locationId ?? "?"). The app shows “Reader connected”.")
+  }
+
+  func readerDidFailReconnect(_ reader: Reader) {
+    counts.withLock { $0.failed += 1 }
+    say("Reconnection gave up. The app shows “Reader disconnected” and offers to search again.")
+  }
+
+  func reader(_ reader: Reader, didDisconnect reason: DisconnectReason) {
+    say("The reader is disconnected (\(reason)).")
+  }
+
+  func readerDidReportLowBatteryWarning(_ reader: Reader) {
+    say("The reader's battery is low. The app asks the merchant to charge it.")
+  }
+}

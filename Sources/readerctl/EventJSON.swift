@@ -1,0 +1,75 @@
+import ReaderKit
+
+/// The `--json` form of ReaderKit values: one object per event, fields under the API's names.
+extension TerminalEvent {
+  /// `{"t": <simulated seconds>, "event": "<name>", …fields}`.
+  var json: JSONValue {
+    var fields: [(String, JSONValue)] = [("t", .number(time.inSeconds, decimals: 3)), ("event", .string(name))]
+    switch kind {
+    case .didChangeConnectionStatus(let status):
+      fields.append(("status", .string(status.rawValue)))
+    case .didUpdateDiscoveredReaders(let readers):
+      fields.append(("readers", .array(readers.map(\.json))))
+    case .didFinishDiscovery(let error), .didFinishLaunchReconnect(let error):
+      fields.append(("error", error.json))
+    case .didRequestLEDFlash(let serial), .didStartLaunchReconnect(let serial):
+      fields.append(("serialNumber", .string(serial)))
+    case .didQueueCommand(let command, let position):
+      fields += [("command", .string(command)), ("position", .int(position))]
+    case .didConnect(let reader), .readerDidSucceedReconnect(let reader), .didFindSavedReader(let reader),
+      .readerDidReportLowBatteryWarning(let reader):
+      fields += reader.summaryFields
+    case .didFailToConnect(let serial, let error):
+      fields += [("serialNumber", .string(serial)), ("error", error.json)]
+    case .didRespondToReboot(let serial, let error), .didSaveReader(let serial, let error):
+      fields += [("serialNumber", .string(serial)), ("error", error.json)]
+    case .didDisconnect(let reader, let reason):
+      fields += reader.summaryFields + [("reason", .string(reason.rawValue))]
+    case .didStartReconnect(let reader, let reason):
+      fields += reader.summaryFields + [("disconnectReason", .string(reason.rawValue))]
+    case .readerDidFailReconnect(let reader, let error):
+      fields += reader.summaryFields + [("error", error.json)]
+    case .didReportBatteryLevel(let reader):
+      fields += reader.summaryFields + [
+        ("batteryLevel", .optional(reader.batteryLevel, decimals: 3)),
+        ("batteryStatus", .string(reader.batteryStatus.rawValue)), ("isCharging", reader.isCharging.map(JSONValue.bool) ?? .null),
+      ]
+    case .didFindNoSavedReader:
+      break
+    }
+    return .object(fields)
+  }
+}
+
+extension Reader {
+  /// Every property, under its API name.
+  var json: JSONValue {
+    .object([
+      ("serialNumber", .string(serialNumber)), ("deviceType", .string(deviceType.rawValue)), ("label", .optional(label)),
+      ("deviceSoftwareVersion", .optional(deviceSoftwareVersion)),
+      ("batteryLevel", .optional(batteryLevel, decimals: 3)), ("batteryStatus", .string(batteryStatus.rawValue)),
+      ("isCharging", isCharging.map(JSONValue.bool) ?? .null), ("locationId", .optional(locationId)),
+      ("signalStrength", signalStrength.map(JSONValue.int) ?? .null), ("simulated", .bool(simulated)),
+    ])
+  }
+
+  /// The serial number at the top level (what most consumers filter on) and the whole reader.
+  fileprivate var summaryFields: [(String, JSONValue)] {
+    [("serialNumber", .string(serialNumber)), ("reader", json)]
+  }
+}
+
+extension Optional where Wrapped == ReaderError {
+  /// `null`, or the error as an object.
+  var json: JSONValue { map(\.json) ?? .null }
+}
+
+extension ReaderError {
+  /// `{"code": …, "message": …, "context": {…}}` with the context keys sorted.
+  var json: JSONValue {
+    .object([
+      ("code", .string(code.description)), ("message", .string(message)),
+      ("context", .sortedObject(context.mapValues(JSONValue.string))),
+    ])
+  }
+}

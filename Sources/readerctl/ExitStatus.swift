@@ -1,0 +1,41 @@
+import ReaderKit
+
+/// The exit statuses of `readerctl`, chosen in this one place (sysexits.h values where one fits).
+enum ExitStatus {
+  static let success: Int32 = 0
+  /// The operation ran and failed for a reason without a more specific status.
+  static let failure: Int32 = 1
+  /// Bad flags or arguments.
+  static let usage: Int32 = 64
+  /// Malformed input data (an NDEF message, a corrupt store file).
+  static let dataError: Int32 = 65
+  /// An input file that does not exist or cannot be read.
+  static let noInput: Int32 = 66
+  /// What was asked for is not there: no reader found, Bluetooth off, unsupported model.
+  static let unavailable: Int32 = 69
+  /// A file could not be read or written.
+  static let ioError: Int32 = 74
+  /// Something did not happen in time; trying again may work.
+  static let temporaryFailure: Int32 = 75
+  /// Interrupted by the user (Ctrl-C) or cancelled.
+  static let interrupted: Int32 = 130
+
+  /// The status for a failed ReaderKit operation.
+  static func status(for error: ReaderError) -> Int32 {
+    switch error.code {
+    case .invalidConfiguration: usage
+    case .storeCorrupt: dataError
+    case .storeUnavailable: ioError
+    case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
+    case .bluetoothScanTimedOut, .bluetoothConnectTimedOut: temporaryFailure
+    case .canceled: interrupted
+    default: failure
+    }
+  }
+}
+
+/// Bad command-line usage: reported with the command's usage text, exit status 64.
+struct UsageError: Error {
+  var message: String
+  init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,64 @@
+/// `readerctl`: the ReaderKit command-line tool. Dispatches to a subcommand and returns the exit
+/// status; usage errors print the subcommand's usage on standard error and exit 64.
+enum ReaderCtl {
+  static let usage = """
+    usage: readerctl <command> [options]
+
+    commands:
+      demo       a narrated run of the reader lifecycle on the built-in simulator
+      discover   scan the simulated world for readers (--proximity for the nearest Chipper 2X)
+      ndef       decode and encode NFC Forum NDEF messages
+      help       show this text, or `readerctl help <command>` for one command
+
+    Run `readerctl <command> --help` for a command's options.
+
+    """
+
+  static func main(_ arguments: [String], console: Console) -> Int32 {
+    guard let command = arguments.first else {
+      console.error(usage)
+      return ExitStatus.usage
+    }
+    let rest = Array(arguments.dropFirst())
+    if ["--help", "-h"].contains(where: rest.contains), let text = usage(of: command) {
+      console.write(text)
+      return ExitStatus.success
+    }
+    do throws(UsageError) {
+      switch command {
+      case "demo": return try DemoCommand.run(rest, console: console)
+      case "discover": return try DiscoverCommand.run(rest, console: console)
+      case "ndef":
+        return runNDEFCommand(
+          rest, stdin: { console.readInput(limit: maximumInputSize) ?? [] }, stdout: console.write,
+          stdoutBytes: { console.write(bytes: $0) }, stderr: console.error)
+      case "help", "--help", "-h":
+        guard let topic = rest.first else {
+          console.write(usage)
+          return ExitStatus.success
+        }
+        guard let text = self.usage(of: topic) else { throw UsageError("no command '\(topic)'") }
+        console.write(text)
+        return ExitStatus.success
+      default:
+        throw UsageError("unknown command '\(command)'")
+      }
+    } catch {
+      console.error("readerctl: \(error.message)\n\n" + (usage(of: command) ?? usage))
+      return ExitStatus.usage
+    }
+  }
+
+  /// The largest input `ndef decode -` reads from standard input (an NDEF message is at most a few
+  /// kilobytes on a tag; this leaves room for files built by tools).
+  static let maximumInputSize = 16 * 1024 * 1024
+
+  private static func usage(of command: String) -> String? {
+    switch command {
+    case "demo": DemoCommand.usage
+    case "discover": DiscoverCommand.usage
+    case "help": usage
+    default: nil
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import ReaderKit
+import ReaderSimulator
+import Synchronization
+
+/// The simulated world a command runs in, and the loop that drives its virtual clock.
+///
+/// Nothing happens in the world until the session advances the clock. Paced runs keep simulated
+/// time at `speed` times the wall clock so a person can watch; unpaced runs go as fast as the machine
+/// allows. Every loop stops early when Ctrl-C was pressed (`Interrupt`).
+final class SimulationSession {
+  let seed: UInt64
+  let clock = VirtualClock()
+  let world: SimulatedBluetoothCentral
+  let console: Console
+  /// Simulated seconds per wall-clock second for paced runs; 0 runs everything unpaced.
+  let speed: Double
+  /// Whether events are printed as JSON lines.
+  let json: Bool
+  private let wallStart = ContinuousClock.now
+  /// The granularity of paced runs.
+  private let step = Duration.milliseconds(50)
+
+  /// A world with `readers` readers drawn from `seed` (see `SimulatedFleet`).
+  init(seed: UInt64, readers: Int, console: Console, speed: Double, json: Bool) {
+    self.seed = seed
+    self.world = SimulatedBluetoothCentral(clock: clock, seed: seed)
+    self.console = console
+    self.speed = speed
+    self.json = json
+    for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
+  }
+
+  /// A terminal on this world; with `--json` every event it publishes is printed as one line.
+  func makeTerminal(store: any ReaderStore) -> Terminal {
+    let terminal = Terminal(central: world, scheduler: clock, store: store, seed: seed)
+    if json {
+      let console = self.console
+      terminal.addEventObserver { event in console.line(event.json.rendered) }
+    }
+    return terminal
+  }
+
+  /// Simulated time since the world started.
+  var now: Duration { clock.elapsed }
+
+  /// Wall-clock time since the session started.
+  var wallElapsed: Duration { ContinuousClock.now - wallStart }
+
+  /// Runs the world for `duration` of simulated time; false when interrupted.
+  @discardableResult
+  func run(for duration: Duration, paced: Bool = true) -> Bool {
+    run(until: { false }, limit: duration, paced: paced)
+    return !Interrupt.requested
+  }
+
+  /// Runs the world until `condition` holds (checked after every step) or `limit` of simulated time
+  /// has passed, or Ctrl-C; returns whether `condition` holds.
+  @discardableResult
+  func run(until condition: () -> Bool, limit: Duration, paced: Bool = true) -> Bool {
+    let end = clock.elapsed + limit
+    let pacing = paced && speed > 0
+    let segmentWall = ContinuousClock.now
+    let segmentStart = clock.elapsed
+    while !condition(), clock.elapsed < end, !Interrupt.requested {
+      if pacing {
+        clock.advance(to: min(clock.elapsed + step, end))
+        let due = (clock.elapsed - segmentStart) / speed
+        let ahead = due - (ContinuousClock.now - segmentWall)
+        if ahead > .zero { Thread.sleep(forTimeInterval: ahead.inSeconds) }
+      } else {
+        // Jump from one piece of work to the next, so the condition is checked after each.
+        let next = clock.nextDeadline.map { max($0, clock.elapsed) } ?? end
+        clock.advance(to: min(next, end))
+      }
+    }
+    return condition()
+  }
+
+  /// `[d hh:mm:ss.s]` for simulated time, for narration.
+  var stamp: String { "[\(Self.format(now))]" }
+
+  /// `1d 02:03:04.5`, `02:03:04.5`.
+  static func format(_ duration: Duration) -> String {
+    let tenths = Int((duration.inSeconds * 10).rounded(.down))
+    let days = tenths / 864_000
+    let hours = tenths / 36_000 % 24
+    let minutes = tenths / 600 % 60
+    let seconds = tenths / 10 % 60
+    let clock = "\(pad(hours)):\(pad(minutes)):\(pad(seconds)).\(tenths % 10)"
+    return days > 0 ? "\(days)d \(clock)" : clock
+  }
+
+  private static func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+}
+
+/// A value set from inside callbacks (which run on the thread that drives the clock) and read by
+/// the command's loop.
+final class Outcome<Value: Sendable>: Sendable {
+  private let storage = Mutex<Value?>(nil)
+
+  init() {}
+
+  /// The value, once set.
+  var value: Value? { storage.withLock { $0 } }
+
+  /// Whether a value was set.
+  var isSet: Bool { value != nil }
+
+  /// Sets the value (the last call wins).
+  func set(_ value: Value) { storage.withLock { $0 = value } }
+}
