@@ -53,13 +53,15 @@ struct ArgumentList {
   {
     guard let text = values[name] else { return defaultValue }
     guard let value = T(text), range.contains(value) else {
-      throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+      throw UsageError(
+        "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
     }
     return value
   }
 
   /// A number option within `range`, or `defaultValue` when absent.
-  func number(_ name: String, default defaultValue: Double, in range: ClosedRange<Double>) throws(UsageError) -> Double {
+  func number(_ name: String, default defaultValue: Double, in range: ClosedRange<Double>) throws(UsageError) -> Double
+  {
     guard let text = values[name] else { return defaultValue }
     guard let value = Double(text), value.isFinite, range.contains(value) else {
       throw UsageError("--\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")

@@ -67,7 +67,8 @@ private final class Demo {
     if narrate {
       session.console.line("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
       session.console.line(
-        "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, and long waits are skipped.")
+        "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, and long waits are skipped."
+      )
       session.console.line()
     }
     var terminal = makeTerminal()
@@ -174,7 +175,8 @@ private final class Demo {
     say("A day passes (skipped): the \(reader.deviceType.displayName) reboots itself after 24 hours of operation.")
     let before = delegate.succeededReconnects
     try check(
-      session.run(until: { self.delegate.succeededReconnects > before || self.delegate.failedReconnects > 0 },
+      session.run(
+        until: { self.delegate.succeededReconnects > before || self.delegate.failedReconnects > 0 },
         limit: .seconds(25 * 3600), paced: false), "no security reboot happened within 25 hours")
     try awaitReconnect(after: before, limit: .seconds(120))
   }

@@ -79,7 +79,10 @@ enum DiscoverCommand {
       let readers = listener.latest
       if !console.isTerminal { console.write(ReaderTable.lines(readers).map { $0 + "\n" }.joined()) }
       switch error?.code {
-      case nil: console.line("Found \(readers.count) reader\(readers.count == 1 ? "" : "s") in \(SimulationSession.format(session.now)) of simulated time.")
+      case nil:
+        console.line(
+          "Found \(readers.count) reader\(readers.count == 1 ? "" : "s") in \(SimulationSession.format(session.now)) of simulated time."
+        )
       case .canceled?: console.line("Stopped: \(readers.count) reader\(readers.count == 1 ? "" : "s") in view.")
       default: console.line("Discovery failed: \(error!)")
       }
@@ -137,7 +140,8 @@ final class DiscoveryListener: DiscoveryDelegate {
         state.table.show(readers, on: console)
       } else {
         let names = readers.map { "\($0.serialNumber) (\($0.signalStrength.map { "\($0) dBm" } ?? "nearest"))" }
-        console.line("[\(SimulationSession.format(clock.elapsed))] \(readers.count) in view: \(names.joined(separator: ", "))")
+        console.line(
+          "[\(SimulationSession.format(clock.elapsed))] \(readers.count) in view: \(names.joined(separator: ", "))")
       }
     }
   }

@@ -30,10 +30,12 @@ extension TerminalEvent {
     case .readerDidFailReconnect(let reader, let error):
       fields += reader.summaryFields + [("error", error.json)]
     case .didReportBatteryLevel(let reader):
-      fields += reader.summaryFields + [
-        ("batteryLevel", .optional(reader.batteryLevel, decimals: 3)),
-        ("batteryStatus", .string(reader.batteryStatus.rawValue)), ("isCharging", reader.isCharging.map(JSONValue.bool) ?? .null),
-      ]
+      fields +=
+        reader.summaryFields + [
+          ("batteryLevel", .optional(reader.batteryLevel, decimals: 3)),
+          ("batteryStatus", .string(reader.batteryStatus.rawValue)),
+          ("isCharging", reader.isCharging.map(JSONValue.bool) ?? .null),
+        ]
     case .didFindNoSavedReader:
       break
     }
@@ -45,7 +47,8 @@ extension Reader {
   /// Every property, under its API name.
   var json: JSONValue {
     .object([
-      ("serialNumber", .string(serialNumber)), ("deviceType", .string(deviceType.rawValue)), ("label", .optional(label)),
+      ("serialNumber", .string(serialNumber)), ("deviceType", .string(deviceType.rawValue)),
+      ("label", .optional(label)),
       ("deviceSoftwareVersion", .optional(deviceSoftwareVersion)),
       ("batteryLevel", .optional(batteryLevel, decimals: 3)), ("batteryStatus", .string(batteryStatus.rawValue)),
       ("isCharging", isCharging.map(JSONValue.bool) ?? .null), ("locationId", .optional(locationId)),

@@ -7,6 +7,8 @@ enum ReaderCtl {
     commands:
       demo       a narrated run of the reader lifecycle on the built-in simulator
       discover   scan the simulated world for readers (--proximity for the nearest Chipper 2X)
+      connect    connect a simulated reader to a location and save it for the next launch
+      reconnect  reconnect to the saved reader, as an app does at launch
       ndef       decode and encode NFC Forum NDEF messages
       help       show this text, or `readerctl help <command>` for one command
 
@@ -28,6 +30,8 @@ enum ReaderCtl {
       switch command {
       case "demo": return try DemoCommand.run(rest, console: console)
       case "discover": return try DiscoverCommand.run(rest, console: console)
+      case "connect": return try LinkCommands.connect(rest, console: console)
+      case "reconnect": return try LinkCommands.reconnect(rest, console: console)
       case "ndef":
         return runNDEFCommand(
           rest, stdin: { console.readInput(limit: maximumInputSize) ?? [] }, stdout: console.write,
@@ -57,6 +61,8 @@ enum ReaderCtl {
     switch command {
     case "demo": DemoCommand.usage
     case "discover": DiscoverCommand.usage
+    case "connect": LinkCommands.connectUsage
+    case "reconnect": LinkCommands.reconnectUsage
     case "help": usage
     default: nil
     }

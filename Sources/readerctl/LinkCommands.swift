@@ -1,0 +1,176 @@
+import Foundation
+import ReaderKit
+
+/// `readerctl connect` and `readerctl reconnect`: the two halves of reconnect-at-launch, each in its
+/// own process. `connect` saves the reader it connects to in the store; a later `reconnect` (a new
+/// process, the same `--seed` so it sees the same simulated world) finds it again from that record.
+enum LinkCommands {
+  static let connectUsage = """
+    usage: readerctl connect SERIAL --location ID [--store FILE] [--seed N] [--readers N] [--timeout S] [--json]
+
+      Scans the simulated world for the reader SERIAL, connects it to location ID and saves it in the
+      store for `readerctl reconnect`.
+      --location ID  the location to connect the reader to (required, not empty)
+      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)
+      --seed N       seed of the simulated world (default 1)
+      --readers N    readers in the world (default 3, 1-64)
+      --timeout S    how long to look for the reader, in simulated seconds (default 30)
+      --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
+      --json         one JSON object per event instead of the narration
+
+    exit status: 0 connected and saved, 64 usage, 65 corrupt store, 69 reader not found, 74 store
+    not writable, 75 timed out, 1 other failure
+
+    """
+
+  static let reconnectUsage = """
+    usage: readerctl reconnect [--store FILE] [--seed N] [--readers N] [--timeout S] [--json]
+
+      Reconnects to the reader saved by `readerctl connect`, as an app does at launch: looks its serial
+      number up in the store, scans for it, and connects it to the saved location.
+      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)
+      --seed N       seed of the simulated world (default 1); use the one given to `connect`
+      --readers N    readers in the world (default 3, 1-64)
+      --timeout S    how long to look for the reader, in simulated seconds (default 30)
+      --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
+      --json         one JSON object per event instead of the narration
+
+    exit status: 0 reconnected, 64 usage, 65 corrupt store, 66 nothing saved, 69 reader not found in
+    time, 74 store not readable, 1 other failure
+
+    """
+
+  private static let commonOptions: Set<String> = ["store", "seed", "readers", "timeout", "speed"]
+
+  static func connect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
+    let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions.union(["location"]))
+    let serial = try options.positionals(named: ["SERIAL"])[0]
+    guard let location = options.string("location") else { throw UsageError("--location is required") }
+    let (session, store, timeout) = try setUp(options, console: console)
+    let say = narrator(session)
+    let delegate = QuietReaderDelegate()
+    let configuration: BluetoothConnectionConfiguration
+    do throws(ReaderError) {
+      configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: location).build()
+    } catch {
+      throw UsageError(error.message)
+    }
+    let terminal = session.makeTerminal(store: store)
+    let saveError = Outcome<ReaderError>()
+    terminal.addEventObserver { event in
+      if case .didSaveReader(_, let error?) = event.kind { saveError.set(error) }
+    }
+
+    say("Looking for \(serial)…")
+    let listener = DiscoveryListener(console: nil, clock: session.clock)
+    let scan: BluetoothScanDiscoveryConfiguration
+    do throws(ReaderError) {
+      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout.inSeconds).build()
+    } catch {
+      throw UsageError(error.message)
+    }
+    let scanEnded = Outcome<ReaderError?>()
+    let discovery = terminal.discoverReaders(scan, delegate: listener) { scanEnded.set($0) }
+    let seen = session.run(
+      until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: timeout + .seconds(1)
+    )
+    guard seen, let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
+      discovery.cancel { scanEnded.set($0 == .canceled ? ReaderError.canceled("discoverReaders") : nil) }
+      session.run(until: { scanEnded.isSet }, limit: .seconds(10))
+      if Interrupt.requested { return ExitStatus.interrupted }
+      let nearby = listener.latest.map(\.serialNumber).joined(separator: ", ")
+      console.error(
+        "readerctl: reader \(serial) not found within \(timeoutText(timeout)); nearby: \(nearby.isEmpty ? "none" : nearby)\n"
+      )
+      return ExitStatus.unavailable
+    }
+
+    say("Connecting \(serial) to location \(location)…")
+    let result = Outcome<Result<Reader, ReaderError>>()
+    terminal.connectReader(reader, connectionConfig: configuration) { result.set($0) }
+    session.run(until: { result.isSet }, limit: .seconds(3600))
+    switch result.value {
+    case .success(let connected)?:
+      if let error = saveError.value {
+        console.error("readerctl: connected, but the reader could not be saved: \(error)\n")
+        return ExitStatus.status(for: error)
+      }
+      say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(storeDescription(store)).")
+      return ExitStatus.success
+    case .failure(let error)?:
+      console.error("readerctl: connecting failed: \(error)\n")
+      return ExitStatus.status(for: error)
+    case nil:
+      return ExitStatus.interrupted
+    }
+  }
+
+  static func reconnect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
+    let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions)
+    _ = try options.positionals(named: [])
+    let (session, store, timeout) = try setUp(options, console: console)
+    let say = narrator(session)
+    let terminal = session.makeTerminal(store: store)
+    terminal.addEventObserver { event in
+      switch event.kind {
+      case .didStartLaunchReconnect(let serial): say("Reconnecting to your reader \(serial)…")
+      case .didFindSavedReader(let reader): say("Found \(reader); connecting…")
+      default: break
+      }
+    }
+    let result = Outcome<Result<Reader?, ReaderError>>()
+    let launch = terminal.reconnectToSavedReader(delegate: QuietReaderDelegate(), timeout: timeout) { result.set($0) }
+    session.run(until: { result.isSet }, limit: timeout + .seconds(3600))
+    if !result.isSet {
+      let stopped = Outcome<CancelResult>()
+      launch.cancel { stopped.set($0) }
+      session.run(until: { stopped.isSet }, limit: .seconds(10))
+      return ExitStatus.interrupted
+    }
+    switch result.value! {
+    case .success(let reader?):
+      say("Reconnected to \(reader) at \(reader.locationId ?? "?").")
+      return ExitStatus.success
+    case .success(nil):
+      console.error("readerctl: no reader saved in \(storeDescription(store)); run `readerctl connect` first\n")
+      return ExitStatus.noInput
+    case .failure(let error):
+      console.error("readerctl: reconnecting failed: \(error)\n")
+      return ExitStatus.status(for: error)
+    }
+  }
+
+  // MARK: Helpers
+
+  private static func setUp(_ options: ArgumentList, console: Console) throws(UsageError)
+    -> (SimulationSession, FileReaderStore, Duration)
+  {
+    let json = options.has("json")
+    let session = SimulationSession(
+      seed: try options.integer("seed", default: 1, in: 0...UInt64.max),
+      readers: try options.integer("readers", default: 3, in: 1...64), console: console,
+      speed: try options.number("speed", default: console.isTerminal && !json ? 4 : 0, in: 0...1_000_000), json: json)
+    let timeout = try options.number("timeout", default: 30, in: 0.001...86_400)
+    let path = options.string("store")
+    if let path, path.isEmpty { throw UsageError("--store needs a file path") }
+    let url = path.map { URL(fileURLWithPath: $0) } ?? FileReaderStore.defaultLocation()
+    Interrupt.install()
+    return (session, FileReaderStore(fileURL: url), Duration.seconds(exactly: timeout)!)
+  }
+
+  private static func narrator(_ session: SimulationSession) -> @Sendable (String) -> Void {
+    let console = session.console
+    let clock = session.clock
+    let quiet = session.json
+    return { text in if !quiet { console.line("[\(SimulationSession.format(clock.elapsed))] \(text)") } }
+  }
+
+  private static func storeDescription(_ store: FileReaderStore) -> String { store.fileURL.path }
+
+  private static func timeoutText(_ timeout: Duration) -> String {
+    "\(JSONValue.number(timeout.inSeconds, decimals: 3).rendered) s"
+  }
+}
+
+/// A connection's delegate for commands that report through the event stream instead.
+final class QuietReaderDelegate: MobileReaderDelegate {}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+import ReaderKit
+@testable import readerctl
+
+/// The command dispatch, help and argument parsing.
+struct ReaderCtlTests {
+  @Test func noCommandOrAnUnknownOnePrintsUsageAndExits64() throws {
+    for arguments in [[], ["frobnicate"]] {
+      let result = try ReaderctlProcess.run(arguments)
+      #expect(result.status == 64)
+      #expect(result.stdout.isEmpty)
+      #expect(result.stderr.contains("usage: readerctl <command>"))
+    }
+  }
+
+  @Test func helpPrintsEveryCommandOnStdout() throws {
+    let result = try ReaderctlProcess.run(["help"])
+    #expect(result.status == 0)
+    for command in ["demo", "discover", "connect", "reconnect", "ndef"] {
+      #expect(result.stdout.contains("  \(command) "), "\(command)")
+    }
+    let discover = try ReaderctlProcess.run(["discover", "--help"])
+    #expect(discover.status == 0 && discover.stdout.hasPrefix("usage: readerctl discover"))
+  }
+
+  @Test func argumentListTakesSpacedAndInlineValuesAndFlags() throws {
+    let list = try ArgumentList(
+      ["a", "--seed=7", "--json", "--timeout", "2.5", "-", "b"], flags: ["json"], options: ["seed", "timeout"])
+    #expect(list.positionals == ["a", "-", "b"])
+    #expect(list.has("json") && !list.has("missing"))
+    #expect(try list.integer("seed", default: UInt64(0), in: 0...UInt64.max) == 7)
+    #expect(try list.number("timeout", default: 0, in: 0...10) == 2.5)
+    #expect(try list.number("absent", default: 3, in: 0...10) == 3)
+  }
+
+  @Test func argumentListRejectsWhatItCannotUse() {
+    #expect(throws: UsageError.self) { try ArgumentList(["--x"]) }
+    #expect(throws: UsageError.self) { try ArgumentList(["--seed"], options: ["seed"]) }
+    #expect(throws: UsageError.self) { try ArgumentList(["--json=1"], flags: ["json"]) }
+    #expect(throws: UsageError.self) {
+      try ArgumentList(["--seed", "1e3"], options: ["seed"]).integer("seed", default: 0, in: 0...Int.max)
+    }
+    #expect(throws: UsageError.self) {
+      try ArgumentList(["--t", "nan"], options: ["t"]).number("t", default: 0, in: 0...1)
+    }
+    #expect(throws: UsageError.self) { try ArgumentList(["a"]).positionals(named: []) }
+    #expect(throws: UsageError.self) { try ArgumentList([]).positionals(named: ["SERIAL"]) }
+  }
+
+  @Test func exitStatusesFollowTheErrorCodes() {
+    let cases: [(ReaderError.Code, Int32)] = [
+      (.invalidConfiguration, 64), (.storeCorrupt, 65), (.readerNotFound, 69), (.bluetoothDisabled, 69),
+      (.storeUnavailable, 74), (.bluetoothScanTimedOut, 75), (.bluetoothConnectTimedOut, 75), (.canceled, 130),
+      (.alreadyConnected, 1),
+    ]
+    for (code, status) in cases {
+      #expect(ExitStatus.status(for: ReaderError(code, "x")) == status, "\(code)")
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Runs the built `readerctl` as a child process and collects what it printed and its exit status.
+///
+/// Output goes to files rather than pipes, so a chatty child never blocks on a full pipe; a
+/// watchdog kills the child with SIGKILL when it outlives `timeout`; the test runner's blocked
+/// signal mask is cleared around the spawn so the child starts with a normal one.
+struct ReaderctlProcess {
+  struct Result {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// Standard output's lines, without the trailing empty one.
+    var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+  }
+
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  /// The `readerctl` executable built beside the test bundle.
+  static let executable: URL = {
+    let candidates = [
+      URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL,
+      Bundle.main.bundleURL.deletingLastPathComponent(),
+    ]
+    let found = candidates.map { $0.appendingPathComponent("readerctl") }.first {
+      FileManager.default.isExecutableFile(atPath: $0.path)
+    }
+    return found ?? candidates[0].appendingPathComponent("readerctl")
+  }()
+
+  /// Runs `readerctl arguments…` with `input` on standard input.
+  static func run(
+    _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60
+  ) throws -> Result {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let files = ["stdin", "stdout", "stderr"].map { directory.appendingPathComponent($0) }
+    try Data(input).write(to: files[0])
+    for file in files.dropFirst() { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+    let handles = [
+      try FileHandle(forReadingFrom: files[0]), try FileHandle(forWritingTo: files[1]),
+      try FileHandle(forWritingTo: files[2]),
+    ]
+    defer { for handle in handles { try? handle.close() } }
+
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardInput = handles[0]
+    process.standardOutput = handles[1]
+    process.standardError = handles[2]
+    var empty = sigset_t()
+    var previous = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &previous)
+    do {
+      try process.run()
+      pthread_sigmask(SIG_SETMASK, &previous, nil)
+    } catch {
+      pthread_sigmask(SIG_SETMASK, &previous, nil)
+      throw Failure(description: "cannot start \(executable.path): \(error)")
+    }
+    let pid = process.processIdentifier
+    let finished = Mutex(false)
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+      if finished.withLock({ !$0 }) { kill(pid, SIGKILL) }
+    }
+    process.waitUntilExit()
+    let timedOut = finished.withLock { done -> Bool in
+      defer { done = true }
+      return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    }
+    if timedOut {
+      throw Failure(description: "readerctl \(arguments.joined(separator: " ")) was killed after \(timeout) s")
+    }
+    return Result(
+      status: process.terminationStatus, stdout: try String(contentsOf: files[1], encoding: .utf8),
+      stderr: try String(contentsOf: files[2], encoding: .utf8))
+  }
+
+  /// Parses every line of `output` as a JSON object.
+  static func jsonLines(_ output: String) throws -> [[String: Any]] {
+    try output.split(separator: "\n").map { line in
+      guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        throw Failure(description: "not a JSON object: \(line)")
+      }
+      return object
+    }
+  }
+
+  /// A fresh temporary directory, removed by the caller.
+  static func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-store-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+  }
+}
