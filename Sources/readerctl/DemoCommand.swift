@@ -51,11 +51,7 @@ private final class Demo {
   init(session: SimulationSession, narrate: Bool) {
     self.session = session
     self.narrate = narrate
-    let console = session.console
-    let clock = session.clock
-    delegate = DemoReaderDelegate { text in
-      if narrate { console.line("[\(SimulationSession.format(clock.elapsed))] \(text)") }
-    }
+    delegate = DemoReaderDelegate { [session] text in session.say(text) }
   }
 
   private var world: SimulatedBluetoothCentral { session.world }
@@ -109,7 +105,7 @@ private final class Demo {
       }
     }
     say("The app scans for readers (status: discovering); the list below updates as they appear.")
-    let listener = DiscoveryListener(console: narrate ? session.console : nil, clock: session.clock)
+    let listener = DiscoveryListener(session: session, quiet: !narrate)
     let finished = Outcome<ReaderError?>()
     let scan = try attempt { () throws(ReaderError) in
       try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(60).build()
@@ -118,6 +114,7 @@ private final class Demo {
     let scanTime = Duration.milliseconds(400 + 900 * Int64(readers.count)) + .seconds(3)
     try check(session.run(for: scanTime), "interrupted")
     try check(!finished.isSet, "the scan ended early: \(String(describing: finished.value ?? nil))")
+    session.screen.detach()
 
     // As a merchant would: the reader on the charging dock, by its label, or else the nearest one.
     let docked = readers.first { $0.isCharging }?.serialNumber
@@ -139,9 +136,9 @@ private final class Demo {
     switch result.value! {
     case .success(let connected):
       say(
-        "Connected: \(connected), software \(connected.deviceSoftwareVersion ?? "?"), battery "
-          + "\(connected.batteryLevel.map { "\(Int(($0 * 100).rounded())) %" } ?? "?") at "
-          + "\(connected.locationId ?? "?"). Its serial number is saved for the next launch.")
+        "Connected to \(connected.serialNumber) at \(connected.locationId ?? "?") (software "
+          + "\(connected.deviceSoftwareVersion ?? "?"), battery "
+          + "\(connected.batteryLevel.map { "\(Int(($0 * 100).rounded())) %" } ?? "?")); saved for the next launch.")
     case .failure(let error):
       throw DemoFailure("connecting failed: \(error)")
     }
@@ -273,14 +270,12 @@ private final class DemoReaderDelegate: MobileReaderDelegate {
   var failedReconnects: Int { counts.withLock { $0.failed } }
 
   func reader(_ reader: Reader, didStartReconnect cancelable: Cancelable, disconnectReason: DisconnectReason) {
-    say(
-      "The reader dropped (\(disconnectReason)). The app shows “Reconnecting to your reader…” with a Cancel "
-        + "button wired to the reconnection's Cancelable.")
+    say("The reader dropped (\(disconnectReason)); the app shows “Reconnecting to your reader…” and a Cancel button.")
   }
 
   func readerDidSucceedReconnect(_ reader: Reader) {
     counts.withLock { $0.succeeded += 1 }
-    say("Reconnected to \(reader.serialNumber) at \(reader.locationId ?? "?"). The app shows “Reader connected”.")
+    say("Reconnected to \(reader.serialNumber) at \(reader.locationId ?? "?"); the app shows “Reader connected”.")
   }
 
   func readerDidFailReconnect(_ reader: Reader) {

@@ -36,7 +36,7 @@ enum DiscoverCommand {
     let terminal = session.makeTerminal(store: InMemoryReaderStore())
     if timeout == 0 { Interrupt.install() }
 
-    let listener = DiscoveryListener(console: json ? nil : console, clock: session.clock)
+    let listener = DiscoveryListener(session: session, quiet: json)
     let finished = Outcome<ReaderError?>()
     let configuration: any DiscoveryConfiguration
     do throws(ReaderError) {
@@ -60,6 +60,7 @@ enum DiscoverCommand {
       let limit = timeout == 0 ? Duration.seconds(86_400 * 365) : Duration.seconds(exactly: timeout)!
       session.run(until: { listener.updates.count >= 2 || finished.isSet }, limit: limit)
       stop(discovery, session: session, finished: finished)
+      session.screen.detach()
       let found = listener.updates.count >= 2 ? listener.updates.last?.first : nil
       if !json {
         if let found {
@@ -75,6 +76,7 @@ enum DiscoverCommand {
     session.run(until: { finished.isSet }, limit: .seconds(86_400 * 365))
     if !finished.isSet { stop(discovery, session: session, finished: finished) }
     let error = finished.value ?? nil
+    session.screen.detach()
     if !json {
       let readers = listener.latest
       if !console.isTerminal { console.write(ReaderTable.lines(readers).map { $0 + "\n" }.joined()) }
@@ -109,40 +111,33 @@ enum DiscoverCommand {
   }
 }
 
-/// Collects discovery updates and, for people, shows them as they come.
+/// Collects discovery updates and shows them: live in the session's region on a terminal, one line
+/// per update elsewhere.
 final class DiscoveryListener: DiscoveryDelegate {
-  private struct State {
-    var updates: [[Reader]] = []
-    var table = ReaderTable()
-  }
+  private let updatesSoFar = Mutex<[[Reader]]>([])
+  private let session: SimulationSession
+  private let quiet: Bool
 
-  private let state = Mutex(State())
-  private let console: Console?
-  private let clock: VirtualClock
-
-  /// A listener that prints to `console` (nothing when `nil`), stamping lines with `clock`'s time.
-  init(console: Console?, clock: VirtualClock) {
-    self.console = console
-    self.clock = clock
+  /// A listener that shows updates on `session`'s screen, unless `quiet`.
+  init(session: SimulationSession, quiet: Bool) {
+    self.session = session
+    self.quiet = quiet
   }
 
   /// Every list reported so far.
-  var updates: [[Reader]] { state.withLock { $0.updates } }
+  var updates: [[Reader]] { updatesSoFar.withLock { $0 } }
 
   /// The latest list.
   var latest: [Reader] { updates.last ?? [] }
 
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
-    state.withLock { state in
-      state.updates.append(readers)
-      guard let console else { return }
-      if console.isTerminal {
-        state.table.show(readers, on: console)
-      } else {
-        let names = readers.map { "\($0.serialNumber) (\($0.signalStrength.map { "\($0) dBm" } ?? "nearest"))" }
-        console.line(
-          "[\(SimulationSession.format(clock.elapsed))] \(readers.count) in view: \(names.joined(separator: ", "))")
-      }
+    updatesSoFar.withLock { $0.append(readers) }
+    guard !quiet else { return }
+    if session.console.isTerminal {
+      session.screen.show(ReaderTable.lines(readers))
+    } else {
+      let names = readers.map { "\($0.serialNumber) (\($0.signalStrength.map { "\($0) dBm" } ?? "nearest"))" }
+      session.say("\(readers.count) in view: \(names.joined(separator: ", "))")
     }
   }
 }

@@ -47,7 +47,7 @@ enum LinkCommands {
     let serial = try options.positionals(named: ["SERIAL"])[0]
     guard let location = options.string("location") else { throw UsageError("--location is required") }
     let (session, store, timeout) = try setUp(options, console: console)
-    let say = narrator(session)
+    let say = session.say
     let delegate = QuietReaderDelegate()
     let configuration: BluetoothConnectionConfiguration
     do throws(ReaderError) {
@@ -62,7 +62,7 @@ enum LinkCommands {
     }
 
     say("Looking for \(serial)…")
-    let listener = DiscoveryListener(console: nil, clock: session.clock)
+    let listener = DiscoveryListener(session: session, quiet: true)
     let scan: BluetoothScanDiscoveryConfiguration
     do throws(ReaderError) {
       scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout.inSeconds).build()
@@ -109,7 +109,7 @@ enum LinkCommands {
     let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions)
     _ = try options.positionals(named: [])
     let (session, store, timeout) = try setUp(options, console: console)
-    let say = narrator(session)
+    let say = session.say
     let terminal = session.makeTerminal(store: store)
     terminal.addEventObserver { event in
       switch event.kind {
@@ -156,13 +156,6 @@ enum LinkCommands {
     let url = path.map { URL(fileURLWithPath: $0) } ?? FileReaderStore.defaultLocation()
     Interrupt.install()
     return (session, FileReaderStore(fileURL: url), Duration.seconds(exactly: timeout)!)
-  }
-
-  private static func narrator(_ session: SimulationSession) -> @Sendable (String) -> Void {
-    let console = session.console
-    let clock = session.clock
-    let quiet = session.json
-    return { text in if !quiet { console.line("[\(SimulationSession.format(clock.elapsed))] \(text)") } }
   }
 
   private static func storeDescription(_ store: FileReaderStore) -> String { store.fileURL.path }

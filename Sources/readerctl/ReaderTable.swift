@@ -1,9 +1,7 @@
 import ReaderKit
 
-/// The table of discovered readers, redrawn in place on a terminal.
-struct ReaderTable {
-  private var linesOnScreen = 0
-
+/// The table of discovered readers.
+enum ReaderTable {
   /// The rows for `readers`, nearest first, with a header.
   static func lines(_ readers: [Reader]) -> [String] {
     let header = row("#", "Serial", "Model", "Label", "Signal", "Battery", "Software")
@@ -16,23 +14,6 @@ struct ReaderTable {
     }
     return [header] + (rows.isEmpty ? ["  (none)"] : rows)
   }
-
-  /// Prints the table for `readers`; on a terminal it replaces the previous one.
-  mutating func show(_ readers: [Reader], on console: Console) {
-    let lines = Self.lines(readers)
-    guard console.isTerminal else {
-      console.write(lines.map { $0 + "\n" }.joined())
-      return
-    }
-    var text = linesOnScreen > 0 ? "\u{1B}[\(linesOnScreen)A" : ""
-    for line in lines { text += "\u{1B}[2K" + line + "\n" }
-    for _ in lines.count..<max(lines.count, linesOnScreen) { text += "\u{1B}[2K\n" }
-    linesOnScreen = max(lines.count, linesOnScreen)
-    console.write(text)
-  }
-
-  /// Forgets the table on screen: the next `show` prints below it.
-  mutating func detach() { linesOnScreen = 0 }
 
   private static func row(_ cells: String...) -> String {
     let widths = [3, 13, 17, 15, 16, 9, 0]

@@ -8,15 +8,17 @@ import Synchronization
 /// Nothing happens in the world until the session advances the clock. Paced runs keep simulated
 /// time at `speed` times the wall clock so a person can watch; unpaced runs go as fast as the machine
 /// allows. Every loop stops early when Ctrl-C was pressed (`Interrupt`).
-final class SimulationSession {
+final class SimulationSession: Sendable {
   let seed: UInt64
   let clock = VirtualClock()
   let world: SimulatedBluetoothCentral
   let console: Console
   /// Simulated seconds per wall-clock second for paced runs; 0 runs everything unpaced.
   let speed: Double
-  /// Whether events are printed as JSON lines.
+  /// Whether events are printed as JSON lines (and narration is silent).
   let json: Bool
+  /// The screen narration and live tables go to.
+  let screen: LiveRegion
   private let wallStart = ContinuousClock.now
   /// The granularity of paced runs.
   private let step = Duration.milliseconds(50)
@@ -28,6 +30,7 @@ final class SimulationSession {
     self.console = console
     self.speed = speed
     self.json = json
+    self.screen = LiveRegion(console: console)
     for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
   }
 
@@ -77,8 +80,11 @@ final class SimulationSession {
     return condition()
   }
 
-  /// `[d hh:mm:ss.s]` for simulated time, for narration.
-  var stamp: String { "[\(Self.format(now))]" }
+  /// Prints a narration line stamped with the simulated time; silent with `--json`.
+  func say(_ text: String) {
+    guard !json else { return }
+    screen.say("[\(Self.format(clock.elapsed))] \(text)")
+  }
 
   /// `1d 02:03:04.5`, `02:03:04.5`.
   static func format(_ duration: Duration) -> String {
