@@ -108,7 +108,8 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         guard sleeper.install(continuation) else { return }
         let work = schedule(after: deadline.offset - elapsed) { sleeper.resume(with: .success(())) }
-        sleeper.attach(work)
+        // A cancellation that lands between `install` and here could not see the wake-up to drop it.
+        if !sleeper.attach(work) { cancel(work) }
       }
     } onCancel: {
       if let work = sleeper.resume(with: .failure(CancellationError())) { cancel(work) }
@@ -151,9 +152,12 @@ private final class Sleeper: Sendable {
     return !cancelled
   }
 
-  func attach(_ work: ScheduledWork) {
+  /// Returns false when the sleeper was already resumed, so `work` is the caller's to cancel.
+  func attach(_ work: ScheduledWork) -> Bool {
     phase.withLock { phase in
-      if case .suspended(let continuation, nil) = phase { phase = .suspended(continuation, work) }
+      guard case .suspended(let continuation, nil) = phase else { return false }
+      phase = .suspended(continuation, work)
+      return true
     }
   }
 

@@ -127,9 +127,12 @@ package struct DiscoveryStateMachine {
     case .proximityDetails:
       guard case .announced(let serial) = running.pick, let sighting = running.sightings[serial] else { return [] }
       running.pick = .detailed(serial)
-      let actions = report([reader(from: sighting.advertisement, detailed: true)], into: &running)
+      // Not through `report(_:into:)`: the second report is promised even when the advertisement
+      // carries no details, which would make it look unchanged once signal strength is ignored.
+      let readers = [reader(from: sighting.advertisement, detailed: true)]
+      running.lastReport = readers
       state = .running(running)
-      return actions
+      return [.report(readers)]
     case .timeout:
       guard case .bluetoothScan(let timeout?) = method else { return [] }
       let error =

@@ -34,9 +34,11 @@ public struct ReconnectPolicy: Sendable, Hashable {
 
   /// The wait after failed attempt `attempt` (0-based), for a unit random draw `unit` in `0..<1`.
   public func delay(afterAttempt attempt: Int, unit: Double) -> Duration {
-    let doublings = min(attempt, 30)
-    var base = initialDelay * (1 << doublings)
-    if base > maximumDelay || base < .zero { base = maximumDelay }
+    let multiplier = 1 << min(max(attempt, 0), 30)
+    // Compared before multiplying: a `Duration` product out of range traps instead of wrapping.
+    let base = initialDelay > maximumDelay / multiplier ? maximumDelay : initialDelay * multiplier
+    // `jitter` is a public var, so the clamp of `init` does not cover every value it can hold.
+    let jitter = jitter.isNaN ? 0 : min(max(jitter, 0), 1)
     let factor = 1 - jitter + 2 * jitter * min(max(unit, 0), 1)
     return base * factor
   }
