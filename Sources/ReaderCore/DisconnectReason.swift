@@ -19,7 +19,8 @@ public enum DisconnectReason: String, Sendable, Hashable, Codable, CaseIterable,
   /// The reader moved out of Bluetooth range.
   case outOfRange
 
-  /// Whether the app asked for this disconnect (and so no reconnection follows).
+  /// Whether the app asked for this disconnect. After `disconnectRequested` no reconnection follows;
+  /// after `rebootRequested` the reader comes back and automatic reconnection wins it back.
   public var isRequested: Bool { self == .disconnectRequested || self == .rebootRequested }
 
   public var description: String { rawValue }

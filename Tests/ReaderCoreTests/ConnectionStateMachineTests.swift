@@ -142,14 +142,18 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
   @Test func connectWhileConnectingFailsWithAlreadyConnected() {
     var machine = makeMachine()
     _ = machine.connect(discovered, locationId: location)
-    #expect(failed(machine.connect(discovered, locationId: location))?.code == .alreadyConnected)
+    let error = failed(machine.connect(discovered, locationId: location))
+    #expect(error?.code == .alreadyConnected)
+    #expect(error?.context["serialNumber"] == serial, "the error names the reader being connected")
     #expect(machine.status == .connecting)
     #expect(machine.linkUp(serialNumber: serial, info: info) == [.disarm(.connect), .connected(connectedReader)])
   }
 
   @Test func connectWhileReconnectingFailsWithAlreadyConnected() {
     var machine = reconnectingMachine()
-    #expect(failed(machine.connect(discovered, locationId: location))?.code == .alreadyConnected)
+    let error = failed(machine.connect(discovered, locationId: location))
+    #expect(error?.code == .alreadyConnected)
+    #expect(error?.context["serialNumber"] == serial)
     #expect(machine.isReconnecting)
   }
 
@@ -715,6 +719,48 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     _ = machine.connect(discovered, locationId: location)
     _ = machine.linkUp(serialNumber: serial, info: ReaderInfo())
     #expect(machine.battery(serialNumber: serial, level: 0.08, isCharging: false).count == 2)
+  }
+
+  @Test func aReaderThatConnectsAlreadyLowWarnsAtOnce() {
+    var machine = makeMachine()
+    var low = discovered
+    low.batteryLevel = 0.1  // What discovery saw does not count as a previous reading of this connection.
+    _ = machine.connect(low, locationId: location)
+    var expected = connectedReader
+    expected.batteryLevel = 0.12
+    #expect(
+      machine.linkUp(
+        serialNumber: serial,
+        info: ReaderInfo(deviceSoftwareVersion: "2.3.1", batteryLevel: 0.12, isCharging: false, label: "Counter"))
+        == [.disarm(.connect), .connected(expected), .lowBatteryWarning(expected)])
+    #expect(machine.battery(serialNumber: serial, level: 0.11, isCharging: false) == [.readerUpdated(updated(0.11))])
+  }
+
+  @Test func batteryReportsStillCountWhileADisconnectOrRebootIsPending() {
+    var disconnecting = connectedMachine()
+    _ = disconnecting.disconnect()
+    #expect(
+      disconnecting.battery(serialNumber: serial, level: 0.14, isCharging: false) == [
+        .readerUpdated(updated(0.14)), .lowBatteryWarning(updated(0.14)),
+      ])
+    #expect(disconnecting.connectedReader == updated(0.14))
+    #expect(
+      disconnecting.linkDown(serialNumber: serial, reason: .disconnectRequested) == [
+        .disconnectCompleted(updated(0.14))
+      ])
+
+    var rebooting = connectedMachine()
+    _ = rebooting.reboot()
+    #expect(
+      rebooting.battery(serialNumber: serial, level: 0.5, isCharging: true) == [
+        .readerUpdated(updated(0.5, charging: true))
+      ])
+    _ = rebooting.rebootResponse(serialNumber: serial, error: nil)
+    #expect(
+      rebooting.battery(serialNumber: serial, level: 0.6, isCharging: true) == [
+        .readerUpdated(updated(0.6, charging: true))
+      ])
+    #expect(rebooting.status == .connected)
   }
 
   @Test func batteryReportsOfOtherReadersOrWithoutAConnectionAreIgnored() {

@@ -189,6 +189,16 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
     #expect(!machine.isRunning)
   }
 
+  @Test func aReaderFirstHeardAfterTheLastTickIsReportedAndCountsAtTheTimeout() {
+    var machine = DiscoveryStateMachine(method: .bluetoothScan(timeout: .seconds(3)), simulated: false)
+    _ = machine.start(radioOn: true)
+    _ = machine.timerFired(.tick, now: .milliseconds(2_500))
+    let late = ad("STRM2-A", rssi: -40)
+    machine.advertisement(late, now: .milliseconds(2_900))
+    // The timeout fires before the tick due at the same instant.
+    #expect(machine.timerFired(.timeout, now: .seconds(3)) == [.report([expected(late)])] + teardown + [.finish(nil)])
+  }
+
   @Test func aTimeoutAfterFindingReadersThatWentSilentIsStillASuccess() {
     var machine = DiscoveryStateMachine(method: .bluetoothScan(timeout: .seconds(30)), simulated: false)
     _ = machine.start(radioOn: true)
@@ -355,13 +365,14 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
       if actions != [rearm] { dropped = actions }
     }
     #expect(tickTime(n) == tuning.stalenessWindow)
-    #expect(dropped == [.disarm(.proximityDetails), .report([]), rearm])
-    machine.advertisement(second, now: tickTime(n))
+    // The new nearest reader is picked in the same tick: no empty list in between.
     #expect(
-      machine.timerFired(.tick, now: tickTime(n + 1)) == [
-        .report([announced(second)]), .flashLEDs(serialNumber: "CHB20-B"),
+      dropped == [
+        .disarm(.proximityDetails), .report([announced(second)]), .flashLEDs(serialNumber: "CHB20-B"),
         .arm(.proximityDetails, after: tuning.proximityDetailDelay), rearm,
       ])
+    machine.advertisement(second, now: tickTime(n))
+    #expect(machine.timerFired(.tick, now: tickTime(n + 1)) == [rearm], "it sticks with the new pick")
   }
 
   @Test func aPickThatGoesStaleBeforeItsDetailsCancelsThem() {

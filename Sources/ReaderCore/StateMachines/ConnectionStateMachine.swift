@@ -87,7 +87,9 @@ package struct ConnectionStateMachine {
   /// The jitter source; a value, so the machine stays pure and a seed replays exactly.
   private var random: SeededRandom
 
-  package init(autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = .seconds(15), random: SeededRandom) {
+  package init(
+    autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = .seconds(15), random: SeededRandom
+  ) {
     self.autoReconnect = autoReconnect
     self.policy = policy
     self.connectTimeout = connectTimeout
@@ -125,7 +127,7 @@ package struct ConnectionStateMachine {
   /// Starts connecting to `reader`; fails without side effects if a reader is connected or connecting.
   package mutating func connect(_ reader: Reader, locationId: String) -> Result<[Action], ReaderError> {
     guard case .idle = state else {
-      let serial = connectedReader?.serialNumber ?? ""
+      let serial = busyReader?.serialNumber ?? ""
       return .failure(
         ReaderError(
           .alreadyConnected, "a reader is already connected; disconnect it first",
@@ -157,7 +159,10 @@ package struct ConnectionStateMachine {
   package mutating func cancelConnect() -> [Action]? {
     guard case .connecting(let reader, _) = state else { return nil }
     state = .idle
-    return [.disarm(.connect), .abandonLink(serialNumber: reader.serialNumber), .connectFailed(ReaderError.canceled("connectReader"))]
+    return [
+      .disarm(.connect), .abandonLink(serialNumber: reader.serialNumber),
+      .connectFailed(ReaderError.canceled("connectReader")),
+    ]
   }
 
   /// Cancels a running reconnection: it fails with `canceled`, then the reader is disconnected.
@@ -175,7 +180,9 @@ package struct ConnectionStateMachine {
       reader.apply(info)
       reader.locationId = locationId
       state = .connected(reader)
-      return [.disarm(.connect), .connected(reader)]
+      // A reader that is already low when it connects warns at once: there is no crossing to wait for.
+      let warn = Self.crossesWarning(from: nil, to: reader.batteryLevel)
+      return [.disarm(.connect), .connected(reader)] + (warn ? [.lowBatteryWarning(reader)] : [])
     case .reconnecting(var reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       reconnection.reader.apply(info)
@@ -217,7 +224,8 @@ package struct ConnectionStateMachine {
       state = .idle
       return [
         .disarm(.connect),
-        .connectFailed(ReaderError(.connectionFailed, "the link dropped while connecting", context: ["reason": reason.rawValue])),
+        .connectFailed(
+          ReaderError(.connectionFailed, "the link dropped while connecting", context: ["reason": reason.rawValue])),
       ]
     case .reconnecting(let reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
@@ -233,16 +241,42 @@ package struct ConnectionStateMachine {
     return [.rebootAnswered(error)]
   }
 
+  /// A connected reader's battery reading: reported while the link is up (also while a disconnect or
+  /// reboot is pending), with the low-battery warning when the level crosses below 15 %.
   package mutating func battery(serialNumber: String, level: Double, isCharging: Bool) -> [Action] {
-    guard var reader = connectedReader, reader.serialNumber == serialNumber, case .connected = state else { return [] }
+    guard var reader = connectedReader, reader.serialNumber == serialNumber else { return [] }
     let previous = reader.batteryLevel
     reader.batteryLevel = level
     reader.isCharging = isCharging
-    state = .connected(reader)
+    switch state {
+    case .connected: state = .connected(reader)
+    case .disconnecting: state = .disconnecting(reader)
+    case .rebootRequested: state = .rebootRequested(reader)
+    case .rebootAccepted: state = .rebootAccepted(reader)
+    case .idle, .connecting, .reconnecting: return []
+    }
     var actions: [Action] = [.readerUpdated(reader)]
-    let warning = BatteryStatus.warningThreshold
-    if level <= warning, (previous ?? 1) > warning { actions.append(.lowBatteryWarning(reader)) }
+    if Self.crossesWarning(from: previous, to: level) { actions.append(.lowBatteryWarning(reader)) }
     return actions
+  }
+
+  /// Whether a reading of `level` after `previous` (nil: none yet) should raise the low-battery
+  /// warning: the first reading at or below the threshold, and every new crossing below it.
+  private static func crossesWarning(from previous: Double?, to level: Double?) -> Bool {
+    guard let level else { return false }
+    let warning = BatteryStatus.warningThreshold
+    return level <= warning && (previous ?? 1) > warning
+  }
+
+  /// The reader the link is busy with in any state, for error context.
+  private var busyReader: Reader? {
+    switch state {
+    case .idle: nil
+    case .connecting(let reader, _): reader
+    case .reconnecting(let reconnection): reconnection.reader
+    case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader), .rebootAccepted(let reader):
+      reader
+    }
   }
 
   package mutating func radio(isPoweredOn: Bool) -> [Action] {
@@ -341,7 +375,9 @@ package struct ConnectionStateMachine {
   private mutating func giveUp(_ reconnection: Reconnection, _ error: ReaderError) -> [Action] {
     state = .idle
     var actions: [Action] = [.disarm(.reconnectAttempt), .disarm(.reconnectBackoff), .disarm(.reconnectDeadline)]
-    if reconnection.phase == .attempting { actions.append(.abandonLink(serialNumber: reconnection.reader.serialNumber)) }
+    if reconnection.phase == .attempting {
+      actions.append(.abandonLink(serialNumber: reconnection.reader.serialNumber))
+    }
     return actions + [
       .reconnectFailed(reconnection.reader, error), .disconnected(reconnection.reader, reason: reconnection.reason),
     ]

@@ -135,13 +135,17 @@ package struct DiscoveryStateMachine {
       return [.report(readers)]
     case .timeout:
       guard case .bluetoothScan(let timeout?) = method else { return [] }
+      // A reader first heard since the last tick still counts: report the final list, then end.
+      running.sightings = running.sightings.filter { now - $0.value.lastSeen < tuning.stalenessWindow }
+      let finalReport = report(sortedReaders(running), into: &running)
+      state = .running(running)
       let error =
         running.foundAny
         ? nil
         : ReaderError(
           .bluetoothScanTimedOut, "no reader was found before the scan timed out",
           context: ["timeout": "\(timeout)"])
-      return finish(error)
+      return finalReport + finish(error)
     }
   }
 
@@ -166,10 +170,12 @@ package struct DiscoveryStateMachine {
   }
 
   private func proximityTick(_ running: inout Running) -> [Action] {
+    var actions: [Action] = []
     if let serial = running.pick.serialNumber {
       guard running.sightings[serial] == nil else { return [] }  // Sticks with its pick while it advertises.
+      // The pick went away: pick again now, so the app sees the new nearest reader without a gap.
       running.pick = .searching
-      return [.disarm(.proximityDetails)] + report([], into: &running)
+      actions.append(.disarm(.proximityDetails))
     }
     let nearest = running.sightings.values
       .filter { $0.advertisement.signalStrength >= tuning.proximityThreshold }
@@ -178,16 +184,20 @@ package struct DiscoveryStateMachine {
           ? $0.advertisement.signalStrength < $1.advertisement.signalStrength
           : $0.advertisement.serialNumber > $1.advertisement.serialNumber
       }
-    guard let nearest else { return [] }
+    guard let nearest else { return actions + report([], into: &running) }
     let serial = nearest.advertisement.serialNumber
     running.pick = .announced(serial)
-    return report([reader(from: nearest.advertisement, detailed: false)], into: &running) + [
+    return actions + report([reader(from: nearest.advertisement, detailed: false)], into: &running) + [
       .flashLEDs(serialNumber: serial), .arm(.proximityDetails, after: tuning.proximityDetailDelay),
     ]
   }
 
   private func report(_ readers: [Reader], into running: inout Running) -> [Action] {
-    func comparable(_ list: [Reader]) -> [Reader] { list.map { var r = $0; r.signalStrength = nil; return r } }
+    func comparable(_ list: [Reader]) -> [Reader] {
+      list.map {
+        var r = $0; r.signalStrength = nil; return r
+      }
+    }
     if let last = running.lastReport, comparable(last) == comparable(readers) { return [] }
     if running.lastReport == nil && readers.isEmpty { return [] }
     running.lastReport = readers
@@ -196,7 +206,8 @@ package struct DiscoveryStateMachine {
   }
 
   private func reader(from advertisement: Advertisement, detailed: Bool) -> Reader {
-    var reader = Reader(serialNumber: advertisement.serialNumber, deviceType: advertisement.deviceType, simulated: simulated)
+    var reader = Reader(
+      serialNumber: advertisement.serialNumber, deviceType: advertisement.deviceType, simulated: simulated)
     if detailed {
       reader.apply(advertisement.info)
       reader.signalStrength = advertisement.signalStrength
