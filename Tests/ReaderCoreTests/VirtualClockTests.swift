@@ -329,6 +329,25 @@ func waitForPendingWork(
     #expect(clock.elapsed == .zero)
   }
 
+  @Test func sleepUntilAPastDeadlineReturnsWithoutTheClockBeingDriven() async throws {
+    let clock = VirtualClock()
+    clock.advance(by: .seconds(5))
+    try await clock.sleep(until: VirtualClock.Instant(offset: .seconds(2)))
+    try await clock.sleep(until: clock.now)
+    #expect(clock.elapsed == .seconds(5))
+    #expect(clock.checkNoPendingWork() == nil)
+  }
+
+  @Test func sleepUntilAPastDeadlineInACancelledTaskThrows() async {
+    let clock = VirtualClock()
+    let sleeper = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      try await clock.sleep(until: clock.now)
+    }
+    let result = await sleeper.result
+    #expect(throws: CancellationError.self) { try result.get() }
+  }
+
   @Test func sleepingInAnAlreadyCancelledTaskThrowsAtOnce() async {
     let clock = VirtualClock()
     let sleeper = Task {

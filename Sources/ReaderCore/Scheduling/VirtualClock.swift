@@ -101,8 +101,12 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   // MARK: Clock
 
   /// Suspends until the virtual time reaches `deadline`; throws `CancellationError` if the task is
-  /// cancelled first.
+  /// cancelled first. A deadline already reached returns at once, as a real clock's sleep does.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    if deadline.offset <= elapsed {
+      try Task.checkCancellation()
+      return
+    }
     let sleeper = Sleeper()
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
