@@ -1,0 +1,109 @@
+import Foundation
+import ReaderKit
+import ReaderSimulator
+
+/// Benchmarks the terminal engine on the simulator; every number is a ratio or a rate measured in
+/// this one run, so runs on different machines compare by their ratios.
+///
+/// - `soak`: an M2 connected for `days` simulated days, carried out of range for 30 s every hour
+///   and rebooting itself every 24 hours; reports simulated seconds per wall second and terminal
+///   events per wall second, and checks that every reconnection succeeded.
+/// - `scheduler`: `items` work items with seeded random deadlines through a `VirtualClock`,
+///   against sorting the same deadlines with the standard library (the floor for any ordered
+///   queue); reports items per second for both and their ratio.
+func runTerminalBenchmark(days: Int, items: Int) -> [(String, Double)] {
+  var results: [(String, Double)] = []
+
+  let soak = TerminalSoak(days: max(1, days))
+  let soakSeconds = BenchTimer.seconds { soak.run() }
+  results += [
+    ("soak.simulatedSecondsPerWallSecond", Double(max(1, days) * 86_400) / soakSeconds),
+    ("soak.eventsPerWallSecond", Double(soak.events) / soakSeconds),
+    ("soak.reconnections", Double(soak.reconnections)),
+    ("soak.failedReconnections", Double(soak.failures)),
+  ]
+
+  let count = max(1, items)
+  var random = SeededRandom(seed: 7)
+  let deadlines = (0..<count).map { _ in Duration.milliseconds(Int64(random.next() % 86_400_000)) }
+  let queued = BenchTimer.seconds {
+    let clock = VirtualClock()
+    let counter = Counter()
+    for deadline in deadlines { clock.schedule(after: deadline) { counter.increment() } }
+    clock.runUntilQuiet(limit: .seconds(86_400))
+    precondition(counter.value == count, "every item ran")
+  }
+  let sorted = BenchTimer.seconds {
+    let order = deadlines.enumerated().sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
+    precondition(order.count == count)
+  }
+  results += [
+    ("scheduler.itemsPerSecond", Double(count) / queued),
+    ("scheduler.sortItemsPerSecond", Double(count) / sorted),
+    ("scheduler.queueToSort", sorted / queued),
+  ]
+  return results
+}
+
+/// One long simulated run; counts what it saw.
+private final class TerminalSoak: @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  private(set) var events = 0
+  private(set) var reconnections = 0
+  private(set) var failures = 0
+  private let days: Int
+
+  init(days: Int) { self.days = days }
+
+  func run() {
+    events = 0
+    reconnections = 0
+    failures = 0
+    let clock = VirtualClock()
+    let world = SimulatedBluetoothCentral(clock: clock, seed: 99)
+    let serial = "STRM2-90001"
+    world.add(SimulatedReader(serialNumber: serial, deviceType: .stripeM2, isCharging: true))
+    let terminal = Terminal(central: world, scheduler: clock, seed: 99)
+    terminal.addEventObserver { [self] event in
+      events += 1
+      switch event.kind {
+      case .readerDidSucceedReconnect: reconnections += 1
+      case .readerDidFailReconnect: failures += 1
+      default: break
+      }
+    }
+    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(10).build()
+    let finder = Finder()
+    terminal.discoverReaders(scan, delegate: finder) { _ in }
+    clock.advance(by: .seconds(3))
+    guard let reader = finder.readers.first else { preconditionFailure("the soak reader was not found") }
+    let config = try! BluetoothConnectionConfiguration.Builder(delegate: finder, locationId: "tml_soak").build()
+    terminal.connectReader(reader, connectionConfig: config) { _ in }
+    clock.advance(by: .seconds(5))
+    for hour in 0..<(days * 24) {
+      clock.schedule(after: .seconds(Int64(hour) * 3600 + 1800)) { world.walkAway(serial, for: .seconds(30)) }
+    }
+    clock.advance(by: .seconds(Int64(days) * 86_400))
+  }
+}
+
+private final class Finder: DiscoveryDelegate, MobileReaderDelegate, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  var readers: [Reader] = []
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { self.readers = readers }
+}
+
+private final class Counter: @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  private(set) var value = 0
+  func increment() { value += 1 }
+}
+
+/// Wall-clock timing for the benchmarks: one warm-up run, then one measured run.
+enum BenchTimer {
+  static func seconds(_ body: () -> Void) -> Double {
+    body()
+    let elapsed = ContinuousClock().measure(body)
+    return max(elapsed.inSeconds, 1e-9)
+  }
+}
