@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import ReaderCore
 import Testing
 
 @Suite struct NDEFJSONTests {
@@ -83,7 +84,7 @@ import Testing
   }
 
   @Test func everyRandomMessageRendersAsValidJSON() throws {
-    var random = SplitMix64(seed: 99)
+    var random = SeededRandom(seed: 99)
     for _ in 0..<100 {
       let message = try RandomMessages.message(&random)
       let object = try parse(NDEFJSON.render(message))

@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import ReaderCore
 import Testing
 
 /// NFCKit against an independent implementation: Python ndeflib 0.3.3 (run `.ci/ndef-oracle.sh` first).
@@ -83,7 +84,7 @@ struct NDEFOracleTests {
   @Test func ndeflibDecodesWhatNFCKitEncodes() throws {
     guard OracleRunner.pythonIsReady() else { return }
     let seed: UInt64 = 0x0AC1_E000
-    var random = SplitMix64(seed: seed)
+    var random = SeededRandom(seed: seed)
     var messages: [[UInt8]] = []
     while messages.count < 300 {
       let message = try RandomMessages.message(&random)

@@ -1,4 +1,5 @@
 import NFCKit
+import ReaderCore
 import Testing
 
 /// Bytes from hex text (whitespace allowed); traps on bad hex, which is a bug in the test itself.
@@ -42,21 +43,8 @@ func thrownError<T>(_ body: () throws(NDEFError) -> T) -> NDEFError? {
   }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded PRNG, so a failing randomized case can be replayed
-/// from the seed it prints.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+extension SeededRandom {
+  /// `count` random bytes.
   mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
 }
 
@@ -66,16 +54,16 @@ enum RandomMessages {
   static let texts = ["hello", "", "Grüße", "日本語", "🎉 party", "tab\t", String(repeating: "x", count: 300)]
   static let mediaTypes = ["text/plain", "application/json", "text/vcard", "image/png", "application/octet-stream"]
 
-  static func payload(_ random: inout SplitMix64) -> NDEFBytes {
+  static func payload(_ random: inout SeededRandom) -> NDEFBytes {
     let lengths = [0, 1, 5, 255, 256, 300, Int.random(in: 0...600, using: &random)]
     return NDEFBytes(random.bytes(lengths.randomElement(using: &random)!))
   }
 
-  static func identifier(_ random: inout SplitMix64) -> NDEFBytes {
+  static func identifier(_ random: inout SeededRandom) -> NDEFBytes {
     Bool.random(using: &random) ? [] : NDEFBytes(random.bytes(Int.random(in: 1...8, using: &random)))
   }
 
-  static func record(_ random: inout SplitMix64) throws(NDEFError) -> NDEFRecord {
+  static func record(_ random: inout SeededRandom) throws(NDEFError) -> NDEFRecord {
     let id = identifier(&random)
     switch Int.random(in: 0..<9, using: &random) {
     case 0:
@@ -110,7 +98,7 @@ enum RandomMessages {
     }
   }
 
-  static func message(_ random: inout SplitMix64, maxRecords: Int = 4) throws(NDEFError) -> NDEFMessage {
+  static func message(_ random: inout SeededRandom, maxRecords: Int = 4) throws(NDEFError) -> NDEFMessage {
     var records: [NDEFRecord] = []
     for _ in 0..<Int.random(in: 1...maxRecords, using: &random) { records.append(try record(&random)) }
     return try NDEFMessage(records: records)
