@@ -94,7 +94,7 @@ public enum NDEFJSON {
       // The nested message counts against the nesting limit from this depth on, so hostile nesting
       // ends in an "error" field rather than deep recursion.
       var nestedOptions = options
-      nestedOptions.maxNestingDepth = options.maxNestingDepth - depth
+      nestedOptions.maxNestingDepth = options.effectiveMaxNestingDepth - depth
       let poster = try SmartPosterRecord(record, options: nestedOptions)
       nestedOptions.maxNestingDepth -= 1
       let nested = try NDEFDecoder(options: nestedOptions).decode(record.payload)

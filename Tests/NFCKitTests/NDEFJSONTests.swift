@@ -83,6 +83,16 @@ import Testing
     #expect(try parse(json)["records"] != nil)
   }
 
+  @Test func rendersHostileNestingWithoutRecursingPastTheCeilingWhateverTheOptions() throws {
+    var options = NDEFDecodingOptions()
+    options.validatesWellKnownPayloads = false
+    options.maxNestingDepth = .max
+    let message = try NDEFDecoder(options: options).decode(nestedSmartPosters(depth: 10_000))
+    let json = NDEFJSON.render(message, options: options)
+    #expect(json.contains("nestingTooDeep"))
+    #expect(try parse(json)["records"] != nil)
+  }
+
   @Test func everyRandomMessageRendersAsValidJSON() throws {
     var random = SeededRandom(seed: 99)
     for _ in 0..<100 {
