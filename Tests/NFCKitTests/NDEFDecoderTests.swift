@@ -90,6 +90,21 @@ import Testing
     #expect(record.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == base + 7)
   }
 
+  @Test func longPayloadsAndRecordsNestedInASmartPosterAreViewsOfTheInputToo() throws {
+    let long = NDEFMessage(try .unknown(payload: NDEFBytes(Array(repeating: 7, count: 100_000)))).encoded()
+    let record = try NDEFDecoder().decode(long).records[0]
+    let longBase = long.withUnsafeBytes { Int(bitPattern: $0.baseAddress) }
+    #expect(record.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == longBase + 6)
+
+    // The example's Smart Poster payload starts at byte 5, its URI record's payload at byte 9.
+    let poster = SmartPosterRecordTests.example
+    let posterBase = poster.withUnsafeBytes { Int(bitPattern: $0.baseAddress) }
+    let outer = try NDEFDecoder().decode(poster).records[0]
+    #expect(outer.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == posterBase + 5)
+    let nested = try NDEFDecoder().decode(outer.payload).records[0]
+    #expect(nested.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == posterBase + 9)
+  }
+
   @Test func offsetsCountFromTheStartOfASliceInput() {
     let buffer = hex("FFFF D1 01 05 54")
     do {
