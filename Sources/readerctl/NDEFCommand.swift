@@ -40,7 +40,8 @@ func runNDEFCommand(
   }
 }
 
-private let ndefUsage = """
+/// The usage text of `readerctl ndef`, printed by `readerctl ndef help` and `--help`, and after usage errors.
+let ndefUsage = """
   usage: readerctl ndef decode [--hex] FILE|-
          readerctl ndef encode [--hex] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)...
 
@@ -117,7 +118,9 @@ private struct NDEFCommand {
     var hexInput = false
     var inputs: [String] = []
     for argument in arguments {
-      if argument == "--hex" {
+      if argument == "--help" || argument == "-h" {
+        return ndefUsage
+      } else if argument == "--hex" {
         hexInput = true
       } else if argument.hasPrefix("-") && argument != "-" {
         throw .usage("unknown option '\(argument)' for decode")
@@ -206,6 +209,7 @@ private struct NDEFCommand {
     while index < arguments.count {
       let argument = arguments[index]
       switch argument {
+      case "--help", "-h": return .text(ndefUsage)
       case "--hex": hexOutput = true
       case "--text": specs.append(.text(try value()[0], language: "en"))
       case "--lang":

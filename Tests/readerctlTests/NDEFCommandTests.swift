@@ -184,11 +184,13 @@ import Testing
     #expect(!run.readStdin)
   }
 
-  @Test func helpPrintsTheUsageOnStandardOutput() {
-    let run = ndef(["help"])
+  @Test(arguments: [["help"], ["--help"], ["decode", "--help"], ["encode", "--text", "x", "-h"]])
+  func helpPrintsTheUsageOnStandardOutput(arguments: [String]) {
+    let run = ndef(arguments)
     #expect(run.status == 0)
-    #expect(run.stdout.hasPrefix("usage: readerctl ndef decode"))
-    #expect(run.stderr.isEmpty)
+    #expect(run.stdout == ndefUsage)
+    #expect(run.stderr.isEmpty && run.stdoutBytes.isEmpty)
+    #expect(!run.readStdin)
   }
 
   // MARK: encode
