@@ -44,10 +44,12 @@ struct MessageParser {
   ///   - budget: records that may still be read (shared with nested messages); decremented per chunk.
   ///   - recordStarts: when not `nil`, receives the local offset of each logical record's first header.
   func parseMessage(budget: inout Int, recordStarts: inout [Int]?) throws(NDEFError) -> [NDEFRecord] {
-    guard depth <= options.maxNestingDepth else {
+    guard depth <= options.effectiveMaxNestingDepth else {
       throw failure(
         .nestingTooDeep, "Smart Posters nest \(depth) deep", at: 0,
-        expected: "at most \(options.maxNestingDepth) nested messages (NDEFDecodingOptions.maxNestingDepth)",
+        expected:
+          "at most \(options.effectiveMaxNestingDepth) nested messages (NDEFDecodingOptions.maxNestingDepth, "
+          + "at most \(NDEFDecodingOptions.nestingDepthCeiling))",
         record: 0)
     }
     guard count > 0 else {

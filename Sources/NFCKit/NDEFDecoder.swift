@@ -5,7 +5,9 @@
 /// (empty records have no fields, unknown and unchanged have no type); chunked records reassembled into
 /// one record, with every middle and terminating chunk TNF 6 (unchanged), TYPE_LENGTH 0 and without IL.
 /// With ``NDEFDecodingOptions/validatesWellKnownPayloads`` (the default) Text, URI and Smart Poster
-/// payloads are checked too. TNF 7 (reserved) records are accepted as they are.
+/// payloads are checked too. TNF 7 (reserved) records are accepted as they are, with no rule on their
+/// fields: the specification asks parsers to treat a reserved TNF as unknown, not to reject it. SR is
+/// accepted on any record or chunk, since parsers must not reject a message for its SR flag alone.
 ///
 /// Types, identifiers and payloads of the decoded records are views of `bytes` (no copy), except the
 /// payloads of chunked records, which are joined into a new buffer. No allocation is sized from a length

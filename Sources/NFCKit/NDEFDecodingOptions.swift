@@ -14,6 +14,9 @@ public struct NDEFDecodingOptions: Hashable, Sendable {
   public var maxRecords: Int
   /// The deepest Smart Poster nesting accepted: 1 allows a Smart Poster in the message, 2 also a Smart
   /// Poster inside that one, and so on. Deeper throws ``NDEFError/Code/nestingTooDeep``. Default 4.
+  ///
+  /// Values above ``nestingDepthCeiling`` act as the ceiling: nested messages are parsed recursively, and a
+  /// few kilobytes of hostile input nest deep enough to exhaust a thread's stack, whatever the settings.
   public var maxNestingDepth: Int
   /// The largest payload of one logical record, after reassembling chunks. Larger throws
   /// ``NDEFError/Code/payloadTooLarge``. Default 16 MiB.
@@ -23,6 +26,13 @@ public struct NDEFDecodingOptions: Hashable, Sendable {
   /// with an offset into the input. When `false` only the record structure is checked, and the typed
   /// views (``TextRecord/init(_:)`` …) report payload problems later. Default `true`.
   public var validatesWellKnownPayloads: Bool
+
+  /// The largest nesting depth any options allow (32): the effective limit is the smaller of this and
+  /// ``maxNestingDepth``.
+  public static let nestingDepthCeiling = 32
+
+  /// The nesting limit in force: ``maxNestingDepth``, capped at ``nestingDepthCeiling``.
+  var effectiveMaxNestingDepth: Int { min(maxNestingDepth, Self.nestingDepthCeiling) }
 
   /// Creates options; every argument has the safe default.
   public init(

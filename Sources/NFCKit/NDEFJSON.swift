@@ -1,3 +1,5 @@
+internal import ReaderCore
+
 /// The JSON view of NDEF messages printed by `readerctl ndef decode`.
 ///
 /// A message is `{"records": [record, …]}`. Every record has `"tnf"` (0–7), `"type"`, `"id"` and
@@ -34,7 +36,7 @@ public enum NDEFJSON {
   private static func value(
     for records: [NDEFRecord], options: NDEFDecodingOptions, depth: Int, insideSmartPoster: Bool
   ) -> JSONValue {
-    .object([
+    .sortedObject([
       "records": .array(
         records.map { value(for: $0, options: options, depth: depth, insideSmartPoster: insideSmartPoster) })
     ])
@@ -68,7 +70,7 @@ public enum NDEFJSON {
     } catch {
       fields["error"] = .string(error.description)
     }
-    return .object(fields)
+    return .sortedObject(fields)
   }
 
   private static func addWellKnownFields(
@@ -92,7 +94,7 @@ public enum NDEFJSON {
       // The nested message counts against the nesting limit from this depth on, so hostile nesting
       // ends in an "error" field rather than deep recursion.
       var nestedOptions = options
-      nestedOptions.maxNestingDepth = options.maxNestingDepth - depth
+      nestedOptions.maxNestingDepth = options.effectiveMaxNestingDepth - depth
       let poster = try SmartPosterRecord(record, options: nestedOptions)
       nestedOptions.maxNestingDepth -= 1
       let nested = try NDEFDecoder(options: nestedOptions).decode(record.payload)
@@ -100,7 +102,7 @@ public enum NDEFJSON {
         nested.records.map { value(for: $0, options: options, depth: depth + 1, insideSmartPoster: true) })
       fields["uri"] = .string(poster.uri.uri)
       fields["titles"] = .array(
-        poster.titles.map { .object(["language": .string($0.languageCode), "text": .string($0.text)]) })
+        poster.titles.map { .sortedObject(["language": .string($0.languageCode), "text": .string($0.text)]) })
       if let action = poster.action { fields["action"] = .string(action.description) }
       if let size = poster.size { fields["size"] = .int(Int(size)) }
       if let type = poster.resourceType { fields["resourceType"] = .string(type) }

@@ -6,6 +6,10 @@
 /// records have a type; unknown records have none; and TNF 6 (unchanged) is not a record of its own
 /// (it only marks chunks on the wire, which the decoder reassembles into one record).
 ///
+/// TNF 7 (reserved) records cannot be created: the NDEF specification forbids generators from using a
+/// reserved TNF. The decoder still accepts them (the specification asks parsers to treat them as unknown),
+/// and a decoded TNF 7 record re-encodes byte for byte, so a message read from a tag can be written back.
+///
 /// Records decoded from bytes share the input buffer (see ``NDEFBytes``). Two records are equal when
 /// their four fields hold the same bytes.
 ///
@@ -28,7 +32,7 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   /// Creates a record, checking the NDEF rules listed on the type.
   ///
   /// - Throws: ``NDEFError`` with code ``NDEFError/Code/invalidRecord`` (and `context["field"]` naming the
-  ///   field) when a rule is broken.
+  ///   field) when a rule is broken, including for TNF 6 (unchanged) and TNF 7 (reserved).
   public init(
     typeNameFormat: TypeNameFormat, type: NDEFBytes = [], identifier: NDEFBytes = [], payload: NDEFBytes = []
   ) throws(NDEFError) {
@@ -65,7 +69,9 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
         "typeNameFormat", "TNF 6 (unchanged) only marks the middle and terminating chunks of a chunked record",
         expected: "the format of the whole record; the encoder writes chunks itself")
     case .reserved:
-      break
+      throw invalid(
+        "typeNameFormat", "TNF 7 is reserved by the NFC Forum and must not be used by NDEF generators",
+        expected: "TNF 0 to 5 (a decoded TNF 7 record re-encodes as it is)")
     }
     self.init(validated: typeNameFormat, type: type, identifier: identifier, payload: payload)
   }

@@ -17,7 +17,10 @@ public enum TypeNameFormat: UInt8, CaseIterable, Hashable, Sendable, CustomStrin
   /// 0x06: a middle or terminating chunk of a chunked record. The decoder reassembles chunks, so a
   /// decoded ``NDEFRecord`` never has this format; on the wire it never appears on its own.
   case unchanged = 6
-  /// 0x07: reserved by the NFC Forum. Decoded and re-encoded as is, with no rules on its fields.
+  /// 0x07: reserved by the NFC Forum. Generators must not use it, so
+  /// ``NDEFRecord/init(typeNameFormat:type:identifier:payload:)`` refuses it; parsers should treat it as
+  /// ``unknown``, so the decoder accepts it with any type, identifier and payload and keeps it as is
+  /// (re-encoding gives the same bytes).
   case reserved = 7
 
   /// The format encoded in the low three bits of an NDEF record header byte.

@@ -9,18 +9,20 @@ import NFCKit
 
 /// Benchmarks the NFCKit NDEF decoder and prints a summary; returns the measured numbers.
 ///
-/// On one corpus built here (a few hundred mixed messages of every record kind, and one message with a
-/// 512 KiB payload) it measures, over `iterations` passes: NFCKit decoding (with and without well-known
-/// payload validation) in MB/s and messages/s, a plain copy of the same bytes (an `Array` made from the
-/// bytes' buffer: `Array(bytes)` itself would only share the buffer), and the decode/copy throughput
-/// ratio. When the ndeflib oracle is installed (`.ci/ndef-oracle.sh`), it writes the corpus as hex lines
-/// to a temporary file and times ndeflib decoding it in one Python process
-/// (`Tests/NFCKitTests/Oracle/ndef_bench.py`, decode loop only), then reports NFCKit/ndeflib.
+/// On one corpus built here (400 mixed messages of every record kind ndeflib also decodes, and one message
+/// with a 512 KiB payload) it measures, over `iterations` passes (best of five runs): NFCKit decoding as
+/// `readerctl` does it (structure and well-known payloads checked, no strings built), decoding plus the
+/// typed views (Text, URI and Smart Poster values with their strings, which is what ndeflib's decoder
+/// produces), decoding the structure only, and a plain copy of the same bytes (an `Array` made from the
+/// bytes' buffer: `Array(bytes)` itself would only share the buffer). When the ndeflib oracle is installed
+/// (`.ci/ndef-oracle.sh`), it writes the corpus as hex lines to a temporary file and times ndeflib decoding
+/// it in one Python process (`Tests/NFCKitTests/Oracle/ndef_bench.py`, decode loop only).
 ///
-/// Keys of the result: `mixed.decode.MBps`, `mixed.decode.messagesPerSecond`, `mixed.decodeStructure.MBps`,
-/// `mixed.copy.MBps`, `mixed.decodeToCopy`, `large.decode.MBps`, `large.copy.MBps`, `large.decodeToCopy`,
-/// and with ndeflib `ndeflib.mixed.messagesPerSecond`, `ndeflib.mixed.MBps`, `ndeflib.large.MBps`,
-/// `mixed.nfckitToNdeflib`, `large.nfckitToNdeflib`.
+/// Keys of the result (throughputs in MB/s of NDEF input, times in microseconds per message, ratios of
+/// throughputs): `mixed.decode.MBps`, `mixed.decodeTyped.MBps`, `mixed.decodeStructure.MBps`,
+/// `mixed.copy.MBps`, `mixed.decodeToCopy`, `large.decode.microseconds`, `large.copy.microseconds`,
+/// `large.decodeToCopy`, and with ndeflib `ndeflib.mixed.MBps`, `ndeflib.large.microseconds`,
+/// `mixed.decodeToNdeflib`, `mixed.decodeTypedToNdeflib`, `large.decodeToNdeflib`.
 func runNDEFBenchmark(iterations: Int) -> [String: Double] {
   let iterations = max(1, iterations)
   let mixed = NDEFBenchmarkCorpus.mixed()
@@ -28,61 +30,70 @@ func runNDEFBenchmark(iterations: Int) -> [String: Double] {
   var results: [String: Double] = [:]
 
   let mixedBytes = Double(mixed.reduce(0) { $0 + $1.count } * iterations)
-  let mixedMessages = Double(mixed.count * iterations)
-  let decode = NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.decode(mixed, iterations: iterations, validating: true) }
-  let structure = NDEFBenchmarkTimer.seconds {
-    NDEFBenchmarkTimer.decode(mixed, iterations: iterations, validating: false)
+  func mixedMBps(_ work: NDEFBenchmarkTimer.Work) -> Double {
+    mixedBytes / NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.run(work, on: mixed, iterations: iterations) } / 1e6
   }
-  let copy = NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.copy(mixed, iterations: iterations) }
-  results["mixed.decode.MBps"] = mixedBytes / decode / 1e6
-  results["mixed.decode.messagesPerSecond"] = mixedMessages / decode
-  results["mixed.decodeStructure.MBps"] = mixedBytes / structure / 1e6
-  results["mixed.copy.MBps"] = mixedBytes / copy / 1e6
-  results["mixed.decodeToCopy"] = copy / decode
+  results["mixed.decode.MBps"] = mixedMBps(.decode)
+  results["mixed.decodeTyped.MBps"] = mixedMBps(.decodeTyped)
+  results["mixed.decodeStructure.MBps"] = mixedMBps(.decodeStructure)
+  results["mixed.copy.MBps"] = mixedMBps(.copy)
+  results["mixed.decodeToCopy"] = results["mixed.decode.MBps"]! / results["mixed.copy.MBps"]!
 
-  let largeBytes = Double(large[0].count * iterations)
-  let largeDecode = NDEFBenchmarkTimer.seconds {
-    NDEFBenchmarkTimer.decode(large, iterations: iterations, validating: true)
+  func largeMicroseconds(_ work: NDEFBenchmarkTimer.Work) -> Double {
+    NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.run(work, on: large, iterations: iterations) } * 1e6
+      / Double(iterations)
   }
-  let largeCopy = NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.copy(large, iterations: iterations) }
-  results["large.decode.MBps"] = largeBytes / largeDecode / 1e6
-  results["large.copy.MBps"] = largeBytes / largeCopy / 1e6
-  results["large.decodeToCopy"] = largeCopy / largeDecode
+  results["large.decode.microseconds"] = largeMicroseconds(.decode)
+  results["large.copy.microseconds"] = largeMicroseconds(.copy)
+  results["large.decodeToCopy"] = results["large.copy.microseconds"]! / results["large.decode.microseconds"]!
 
-  var ndeflibNote = "ndeflib: not measured (run .ci/ndef-oracle.sh to install the oracle)"
+  var ndeflibLines: [String]
   do {
     if let mixedPython = try NDEFBenchmarkPython.measure(mixed, iterations: iterations),
       let largePython = try NDEFBenchmarkPython.measure(large, iterations: iterations)
     {
-      results["ndeflib.mixed.messagesPerSecond"] = mixedPython.messagesPerSecond
       results["ndeflib.mixed.MBps"] = mixedPython.bytesPerSecond / 1e6
-      results["ndeflib.large.MBps"] = largePython.bytesPerSecond / 1e6
-      results["mixed.nfckitToNdeflib"] = results["mixed.decode.messagesPerSecond"]! / mixedPython.messagesPerSecond
-      results["large.nfckitToNdeflib"] = results["large.decode.MBps"]! * 1e6 / largePython.bytesPerSecond
-      ndeflibNote = String(
-        format:
-          "ndeflib 0.3.3: mixed %.0f messages/s (%.1f MB/s), large %.1f MB/s -> NFCKit is %.1fx (mixed), %.1fx (large)",
-        mixedPython.messagesPerSecond, mixedPython.bytesPerSecond / 1e6, largePython.bytesPerSecond / 1e6,
-        results["mixed.nfckitToNdeflib"]!, results["large.nfckitToNdeflib"]!)
+      results["ndeflib.large.microseconds"] = largePython.seconds * 1e6 / Double(largePython.messages)
+      results["mixed.decodeToNdeflib"] = results["mixed.decode.MBps"]! / results["ndeflib.mixed.MBps"]!
+      results["mixed.decodeTypedToNdeflib"] = results["mixed.decodeTyped.MBps"]! / results["ndeflib.mixed.MBps"]!
+      results["large.decodeToNdeflib"] =
+        results["ndeflib.large.microseconds"]! / results["large.decode.microseconds"]!
+      ndeflibLines = [
+        String(
+          format: "  ndeflib 0.3.3     mixed %8.1f MB/s     large %10.2f µs/message",
+          results["ndeflib.mixed.MBps"]!, results["ndeflib.large.microseconds"]!),
+        String(
+          format: "  NFCKit / ndeflib  mixed %8.1fx (decode), %.1fx (decode + typed views)   large %.0fx",
+          results["mixed.decodeToNdeflib"]!, results["mixed.decodeTypedToNdeflib"]!, results["large.decodeToNdeflib"]!),
+      ]
       if mixedPython.errors + largePython.errors > 0 {
-        ndeflibNote += " (ndeflib rejected \(mixedPython.errors + largePython.errors) decodes)"
+        ndeflibLines.append("  (ndeflib rejected \(mixedPython.errors + largePython.errors) of its decodes)")
       }
+    } else {
+      ndeflibLines = ["  ndeflib: not measured (run .ci/ndef-oracle.sh to install the oracle)"]
     }
   } catch {
-    ndeflibNote = "ndeflib: failed (\(error))"
+    ndeflibLines = ["  ndeflib: failed (\(error))"]
   }
 
-  print(
+  let lines = [
     String(
-      format: """
-        NDEF decode benchmark (%d iterations; %d mixed messages, %d bytes; 1 message of %d bytes)
-          mixed: decode %.1f MB/s, %.0f messages/s (structure only %.1f MB/s); copy %.1f MB/s; decode/copy %.3f
-          large: decode %.1f MB/s, copy %.1f MB/s; decode/copy %.1f (payloads are views, not copies)
-        """, iterations, mixed.count, mixed.reduce(0) { $0 + $1.count }, large[0].count, results["mixed.decode.MBps"]!,
-      results["mixed.decode.messagesPerSecond"]!, results["mixed.decodeStructure.MBps"]!, results["mixed.copy.MBps"]!,
-      results["mixed.decodeToCopy"]!, results["large.decode.MBps"]!, results["large.copy.MBps"]!,
-      results["large.decodeToCopy"]!))
-  print("  " + ndeflibNote)
+      format:
+        "NDEF decode benchmark: %d passes, best of %d runs, over %d mixed messages (%d bytes) and 1 message of %d bytes",
+      iterations, NDEFBenchmarkTimer.runs, mixed.count, mixed.reduce(0) { $0 + $1.count }, large[0].count),
+    String(
+      format: "  NFCKit decode     mixed %8.1f MB/s     large %10.2f µs/message   (structure only: %.1f MB/s)",
+      results["mixed.decode.MBps"]!, results["large.decode.microseconds"]!, results["mixed.decodeStructure.MBps"]!),
+    String(format: "  NFCKit + typed    mixed %8.1f MB/s", results["mixed.decodeTyped.MBps"]!),
+    String(
+      format: "  plain copy        mixed %8.1f MB/s     large %10.2f µs/message",
+      results["mixed.copy.MBps"]!, results["large.copy.microseconds"]!),
+    String(
+      format:
+        "  NFCKit / copy     mixed %8.3fx                   large %.0fx (payloads are views of the input, not copies)",
+      results["mixed.decodeToCopy"]!, results["large.decodeToCopy"]!),
+  ]
+  print((lines + ndeflibLines).joined(separator: "\n"))
   return results
 }
 
@@ -137,35 +148,66 @@ private enum NDEFBenchmarkCorpus {
 }
 
 private enum NDEFBenchmarkTimer {
+  /// What one timed pass does with each message.
+  enum Work {
+    /// `NDEFDecoder().decode`, well-known payloads checked (the default options).
+    case decode
+    /// `decode`, then the Text, URI and Smart Poster values of the records, strings included.
+    case decodeTyped
+    /// `decode` without the well-known payload checks.
+    case decodeStructure
+    /// A copy of the bytes into a new array.
+    case copy
+  }
+
+  /// How many times each measurement runs; the fastest counts, as the others were disturbed by the machine.
+  static let runs = 5
+
   static func seconds(_ body: () -> Void) -> Double {
     body()  // warm up
     let clock = ContinuousClock()
-    let elapsed = clock.measure(body)
-    return max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 1e-9)
+    var best = Double.infinity
+    for _ in 0..<runs {
+      let elapsed = clock.measure(body)
+      best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+    return max(best, 1e-9)
   }
 
-  static func decode(_ corpus: [[UInt8]], iterations: Int, validating: Bool) {
-    let decoder = NDEFDecoder(options: NDEFDecodingOptions(validatesWellKnownPayloads: validating))
+  static func run(_ work: Work, on corpus: [[UInt8]], iterations: Int) {
+    let decoder = NDEFDecoder(options: NDEFDecodingOptions(validatesWellKnownPayloads: work != .decodeStructure))
     var sink = 0
     for _ in 0..<iterations {
       for bytes in corpus {
+        if work == .copy {
+          // `Array(bytes)` of an array only shares its buffer (copy on write); copy the bytes for real.
+          let copy = bytes.withUnsafeBufferPointer { Array($0) }
+          sink &+= copy.count &+ Int(copy[copy.count / 2])
+          continue
+        }
         guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
         sink &+= message.records.count &+ Int(message.records[0].payload.first ?? 0)
+        if work == .decodeTyped { sink &+= typedViews(of: message) }
       }
     }
     blackHole(sink)
   }
 
-  static func copy(_ corpus: [[UInt8]], iterations: Int) {
+  /// Builds the typed values of the message's records, as ndeflib's decoder does; returns something
+  /// derived from them so that the work is kept.
+  private static func typedViews(of message: NDEFMessage) -> Int {
     var sink = 0
-    for _ in 0..<iterations {
-      for bytes in corpus {
-        // `Array(bytes)` of an array only shares its buffer (copy on write); copy the bytes for real.
-        let copy = bytes.withUnsafeBufferPointer { Array($0) }
-        sink &+= copy.count &+ Int(copy[copy.count / 2])
+    for record in message.records {
+      // The decoder checked these payloads, so the typed views cannot fail.
+      if record.isWellKnown("T") {
+        sink &+= (try? TextRecord(record))?.text.utf8.count ?? 0
+      } else if record.isWellKnown("U") {
+        sink &+= (try? URIRecord(record))?.uri.utf8.count ?? 0
+      } else if record.isWellKnown("Sp"), let poster = try? SmartPosterRecord(record) {
+        sink &+= poster.uri.uri.utf8.count &+ poster.titles.reduce(0) { $0 &+ $1.text.utf8.count }
       }
     }
-    blackHole(sink)
+    return sink
   }
 
   /// Keeps the optimizer from removing the measured work.
@@ -177,6 +219,8 @@ private enum NDEFBenchmarkTimer {
 /// Times ndeflib through `Tests/NFCKitTests/Oracle/ndef_bench.py` in the package's `.venv`.
 private enum NDEFBenchmarkPython {
   struct Measurement: Decodable {
+    var messages: Int
+    var seconds: Double
     var messagesPerSecond: Double
     var bytesPerSecond: Double
     var errors: Int

@@ -1,1 +1,41 @@
-print("bench")
+import Foundation
+
+// `reader-bench [all | <benchmark>]`: runs one benchmark, or every one (the default), and prints the results.
+
+/// A benchmark: its name on the command line, one line about it, and the function that runs it and prints.
+struct Benchmark {
+  let name: String
+  let summary: String
+  let run: () -> Void
+}
+
+/// Every benchmark, in the order `all` runs them.
+let benchmarks = [
+  Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
+    _ = runNDEFBenchmark(iterations: 200)
+  }
+]
+
+let usage =
+  "usage: reader-bench [all | \(benchmarks.map(\.name).joined(separator: " | "))]\n\n"
+  + "  all    run every benchmark (the default)\n"
+  + benchmarks.map { "  \($0.name.padding(toLength: 6, withPad: " ", startingAt: 0)) \($0.summary)\n" }.joined()
+  + "\nBuild in release mode for meaningful numbers: swift run -c release reader-bench <benchmark>\n"
+
+/// Reports bad usage on standard error and exits 64.
+func usageError(_ message: String) -> Never {
+  FileHandle.standardError.write(Data("reader-bench: \(message)\n\n\(usage)".utf8))
+  exit(64)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.count > 1 { usageError("takes at most one benchmark name") }
+switch arguments.first ?? "all" {
+case "all":
+  for benchmark in benchmarks { benchmark.run() }
+case "help", "--help", "-h":
+  print(usage, terminator: "")
+case let name:
+  guard let benchmark = benchmarks.first(where: { $0.name == name }) else { usageError("unknown benchmark '\(name)'") }
+  benchmark.run()
+}

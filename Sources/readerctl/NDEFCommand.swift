@@ -5,46 +5,55 @@ import NFCKit
 /// Writes to the given sinks and returns the process exit status (0, 64 usage, 65 data error, 66 no input).
 ///
 /// - `ndef decode [--hex] FILE|-` prints the message as one line of JSON (``NDEFJSON``); `-` reads stdin;
-///   `--hex` reads hex text (whitespace allowed) instead of raw bytes. Malformed input prints
-///   `readerctl: malformed NDEF at byte N: expected …` on stderr and exits 65 with nothing on stdout.
+///   `--hex` reads hex text (whitespace allowed between bytes) instead of raw bytes. Malformed input prints
+///   one line on stderr, `readerctl: malformed NDEF at byte N: expected …` (or `readerctl: input is not hex
+///   at byte N: …`), and exits 65 with nothing on stdout.
 /// - `ndef encode [--hex] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)…` builds a message with
 ///   one record per flag, in order, and writes its bytes raw (through `stdoutBytes`) or as hex.
 ///
+/// Input larger than `inputLimit` bytes is a data error (65): `stdin` returns `nil` when standard input holds
+/// more than that, and a file's size is checked before it is read.
+///
 /// Strings given to `stdout` and `stderr` are complete lines, ending in `"\n"`.
 func runNDEFCommand(
-  _ arguments: [String], stdin: () -> [UInt8], stdout: (String) -> Void, stdoutBytes: ([UInt8]) -> Void,
-  stderr: (String) -> Void
+  _ arguments: [String], inputLimit: Int = ReaderCtl.maximumInputSize, stdin: () -> [UInt8]?,
+  stdout: (String) -> Void, stdoutBytes: ([UInt8]) -> Void, stderr: (String) -> Void
 ) -> Int32 {
   do throws(NDEFCommandFailure) {
     guard let subcommand = arguments.first else { throw .usage(nil) }
     let rest = Array(arguments.dropFirst())
+    let command = NDEFCommand(inputLimit: inputLimit)
     switch subcommand {
-    case "decode": stdout(try NDEFCommand.decode(rest, stdin: stdin))
+    case "decode": stdout(try command.decode(rest, stdin: stdin))
     case "encode":
-      switch try NDEFCommand.encode(rest) {
+      switch try command.encode(rest) {
       case .text(let text): stdout(text)
       case .bytes(let bytes): stdoutBytes(bytes)
       }
     case "help", "--help", "-h": stdout(ndefUsage)
     default: throw .usage("unknown subcommand '\(subcommand)'")
     }
-    return NDEFCommandFailure.success
+    return ExitStatus.success
   } catch {
     stderr(error.report)
     return error.status
   }
 }
 
-private let ndefUsage = """
+/// The usage text of `readerctl ndef`, printed by `readerctl ndef help` and `--help`, and after usage errors.
+let ndefUsage = """
   usage: readerctl ndef decode [--hex] FILE|-
          readerctl ndef encode [--hex] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)...
 
     decode   print the NDEF message in FILE (- for stdin) as one line of JSON
     encode   build a message with one record per --text, --uri or --mime, in order, and write its bytes
-    --hex    decode: read hex text (whitespace allowed); encode: write hex instead of raw bytes
+    --hex    decode: read hex text (whitespace allowed between bytes); encode: write hex instead of raw bytes
     --lang   language code of the preceding --text (default en)
 
-  exit status: 0 ok, 64 usage, 65 malformed input, 66 input not found
+  Inputs (FILE, stdin, --mime files) are limited to 16 MiB. Error offsets count bytes of the NDEF message
+  (with --hex, of the decoded bytes).
+
+  exit status: 0 ok, 64 usage, 65 malformed or oversized input, 66 input not found
 
   """
 
@@ -54,44 +63,64 @@ private enum NDEFCommandFailure: Error {
   case usage(String?)
   /// An argument value that cannot be used (64), reported without the usage text.
   case invalidArgument(String)
-  /// Malformed input data (65).
+  /// Malformed or oversized input data (65).
   case data(String)
   /// An input file that cannot be read (66).
   case noInput(String)
 
-  static let success: Int32 = 0
-
   var status: Int32 {
     switch self {
-    case .usage, .invalidArgument: 64
-    case .data: 65
-    case .noInput: 66
+    case .usage, .invalidArgument: ExitStatus.usage
+    case .data: ExitStatus.dataError
+    case .noInput: ExitStatus.noInput
     }
   }
 
-  /// What to print on stderr.
+  /// What to print on stderr: one line, except that usage errors are followed by the usage text.
   var report: String {
     switch self {
-    case .usage(let message): (message.map { "readerctl: \($0)\n" } ?? "") + ndefUsage
-    case .invalidArgument(let message), .data(let message), .noInput(let message): "readerctl: \(message)\n"
+    case .usage(let message): (message.map { "readerctl: \(Self.oneLine($0))\n" } ?? "") + ndefUsage
+    case .invalidArgument(let message), .data(let message), .noInput(let message):
+      "readerctl: \(Self.oneLine(message))\n"
     }
+  }
+
+  /// `text` with control characters escaped, so that a file name or argument holding a newline cannot
+  /// split the report.
+  private static func oneLine(_ text: String) -> String {
+    var line = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\n": line += "\\n"
+      case "\r": line += "\\r"
+      case "\t": line += "\\t"
+      case "\u{00}"..."\u{1F}", "\u{7F}": line += "\\u{\(String(scalar.value, radix: 16))}"
+      default: line.unicodeScalars.append(scalar)
+      }
+    }
+    return line
   }
 }
 
 /// The subcommands, as functions from arguments to output.
-private enum NDEFCommand {
+private struct NDEFCommand {
   enum Output {
     case text(String)
     case bytes([UInt8])
   }
 
+  /// The largest input read from stdin or a file.
+  let inputLimit: Int
+
   // MARK: decode
 
-  static func decode(_ arguments: [String], stdin: () -> [UInt8]) throws(NDEFCommandFailure) -> String {
+  func decode(_ arguments: [String], stdin: () -> [UInt8]?) throws(NDEFCommandFailure) -> String {
     var hexInput = false
     var inputs: [String] = []
     for argument in arguments {
-      if argument == "--hex" {
+      if argument == "--help" || argument == "-h" {
+        return ndefUsage
+      } else if argument == "--hex" {
         hexInput = true
       } else if argument.hasPrefix("-") && argument != "-" {
         throw .usage("unknown option '\(argument)' for decode")
@@ -102,19 +131,60 @@ private enum NDEFCommand {
     guard inputs.count == 1, let input = inputs.first else {
       throw .usage(inputs.isEmpty ? "decode needs a FILE (or - for stdin)" : "decode takes one FILE")
     }
-    var bytes = input == "-" ? stdin() : try readFile(input)
-    if hexInput {
-      guard let parsed = NDEFBytes(hex: String(decoding: bytes, as: UTF8.self)) else {
-        throw .data("input is not hex: expected two hex digits per byte, with whitespace only between bytes")
-      }
-      bytes = parsed.array
+    var bytes: [UInt8]
+    if input == "-" {
+      guard let read = stdin() else { throw .data("standard input is larger than \(limitDescription)") }
+      bytes = read
+    } else {
+      bytes = try readFile(input)
     }
+    if hexInput { bytes = try Self.parseHex(bytes) }
     do {
       return NDEFJSON.render(try NDEFDecoder().decode(bytes)) + "\n"
     } catch {
       throw .data(
         "malformed NDEF at byte \(error.offset): expected \(error.expected) (\(error.code): \(error.message))")
     }
+  }
+
+  /// Hex text to bytes: two digits per byte, either case, whitespace only between bytes.
+  ///
+  /// - Throws: a data error naming the offset (in the text) of the first character that breaks the rule.
+  static func parseHex(_ text: [UInt8]) throws(NDEFCommandFailure) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.count / 2)
+    var high: UInt8?
+    for (offset, character) in text.enumerated() {
+      let nibble: UInt8
+      switch character {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+      case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+        guard high == nil else {
+          throw .data("input is not hex at byte \(offset): expected the second hex digit of a byte, found whitespace")
+        }
+        continue
+      default:
+        let found = (0x21...0x7E).contains(character) ? "'\(UnicodeScalar(character))'" : "byte 0x\(hex(character))"
+        throw .data("input is not hex at byte \(offset): expected a hex digit or whitespace, found \(found)")
+      }
+      if let value = high {
+        bytes.append(value << 4 | nibble)
+        high = nil
+      } else {
+        high = nibble
+      }
+    }
+    guard high == nil else {
+      throw .data("input is not hex at byte \(text.count): expected the second hex digit of a byte, found the end")
+    }
+    return bytes
+  }
+
+  private static func hex(_ byte: UInt8) -> String {
+    let digits = String(byte, radix: 16)
+    return digits.count == 1 ? "0" + digits : digits
   }
 
   // MARK: encode
@@ -125,7 +195,7 @@ private enum NDEFCommand {
     case mime(type: String, file: String)
   }
 
-  static func encode(_ arguments: [String]) throws(NDEFCommandFailure) -> Output {
+  func encode(_ arguments: [String]) throws(NDEFCommandFailure) -> Output {
     var hexOutput = false
     var specs: [RecordSpec] = []
     var index = 0
@@ -139,6 +209,7 @@ private enum NDEFCommand {
     while index < arguments.count {
       let argument = arguments[index]
       switch argument {
+      case "--help", "-h": return .text(ndefUsage)
       case "--hex": hexOutput = true
       case "--text": specs.append(.text(try value()[0], language: "en"))
       case "--lang":
@@ -157,18 +228,16 @@ private enum NDEFCommand {
 
     var records: [NDEFRecord] = []
     for spec in specs {
-      do {
+      var payload: [UInt8] = []
+      if case .mime(_, let file) = spec { payload = try readFile(file) }
+      do throws(NDEFError) {
         switch spec {
         case .text(let text, let language): records.append(try .text(text, languageCode: language))
         case .uri(let uri): records.append(try .uri(uri))
-        case .mime(let type, let file): records.append(try .media(type: type, payload: NDEFBytes(try readFile(file))))
+        case .mime(let type, _): records.append(try .media(type: type, payload: NDEFBytes(payload)))
         }
-      } catch let error as NDEFError {
-        throw .invalidArgument("\(error.message); expected \(error.expected)")
-      } catch let error as NDEFCommandFailure {
-        throw error
       } catch {
-        throw .invalidArgument("\(error)")
+        throw .invalidArgument("\(error.message); expected \(error.expected)")
       }
     }
     let bytes: [UInt8]
@@ -182,15 +251,45 @@ private enum NDEFCommand {
 
   // MARK: Files
 
-  private static func readFile(_ path: String) throws(NDEFCommandFailure) -> [UInt8] {
+  /// `inputLimit` as people read it.
+  private var limitDescription: String {
+    inputLimit % (1024 * 1024) == 0
+      ? "\(inputLimit / (1024 * 1024)) MiB (\(inputLimit) bytes)" : "\(inputLimit) bytes"
+  }
+
+  /// The bytes of the file at `path`, at most `inputLimit` of them.
+  ///
+  /// A regular file's size is checked before anything is read; other files (a pipe, a device) are read
+  /// up to one byte past the limit, so an endless one cannot exhaust memory.
+  private func readFile(_ path: String) throws(NDEFCommandFailure) -> [UInt8] {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
       throw .noInput("cannot read \(path): no such file")
     }
     guard !isDirectory.boolValue else { throw .noInput("cannot read \(path): is a directory") }
-    guard let data = FileManager.default.contents(atPath: path) else {
+    let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+    if attributes?[.type] as? FileAttributeType == .typeRegular, let size = attributes?[.size] as? Int,
+      size > inputLimit
+    {
+      throw .data("\(path) is larger than \(limitDescription): \(size) bytes")
+    }
+    guard let handle = FileHandle(forReadingAtPath: path) else {
       throw .noInput("cannot read \(path): permission denied or unreadable")
     }
-    return Array(data)
+    defer { try? handle.close() }
+    var bytes: [UInt8] = []
+    do {
+      while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
+        bytes += chunk
+        guard bytes.count <= inputLimit else {
+          throw NDEFCommandFailure.data("\(path) is larger than \(limitDescription)")
+        }
+      }
+    } catch let failure as NDEFCommandFailure {
+      throw failure
+    } catch {
+      throw .noInput("cannot read \(path): \(error.localizedDescription)")
+    }
+    return bytes
   }
 }

@@ -90,6 +90,21 @@ import Testing
     #expect(record.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == base + 7)
   }
 
+  @Test func longPayloadsAndRecordsNestedInASmartPosterAreViewsOfTheInputToo() throws {
+    let long = NDEFMessage(try .unknown(payload: NDEFBytes(Array(repeating: 7, count: 100_000)))).encoded()
+    let record = try NDEFDecoder().decode(long).records[0]
+    let longBase = long.withUnsafeBytes { Int(bitPattern: $0.baseAddress) }
+    #expect(record.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == longBase + 6)
+
+    // The example's Smart Poster payload starts at byte 5, its URI record's payload at byte 9.
+    let poster = SmartPosterRecordTests.example
+    let posterBase = poster.withUnsafeBytes { Int(bitPattern: $0.baseAddress) }
+    let outer = try NDEFDecoder().decode(poster).records[0]
+    #expect(outer.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == posterBase + 5)
+    let nested = try NDEFDecoder().decode(outer.payload).records[0]
+    #expect(nested.payload.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == posterBase + 9)
+  }
+
   @Test func offsetsCountFromTheStartOfASliceInput() {
     let buffer = hex("FFFF D1 01 05 54")
     do {
@@ -279,6 +294,31 @@ import Testing
   @Test func rejectsAChunkSequenceThatEndsWithoutATerminatingChunk() {
     let error = expectDecodeError(hex("B5 00 01 41  36 00 01 42"), .truncated, at: 8)
     #expect(error?.expected == "a middle or terminating chunk (TNF 6, unchanged)")
+  }
+
+  @Test func acceptsShortAndNormalLayoutsMixedWithinOneChunkedRecord() throws {
+    // Parsers must accept both layouts on any record, chunks included (NDEF 1.0, 3.2.4 and 4.3).
+    let bytes = hex("A5 00 00000001 41  36 00 01 42  46 00 00000001 43")
+    let message = try NDEFDecoder().decode(bytes)
+    #expect(message.records[0].payload == [0x41, 0x42, 0x43])
+    #expect(message.encoded() == hex("D5 00 03 414243"))
+  }
+
+  @Test func acceptsChunksWithEmptyPayloads() throws {
+    let record = try NDEFDecoder().decode(hex("B2 0A 00 746578742F706C61696E  36 00 00  56 00 01 43")).records[0]
+    #expect(record.mediaType == "text/plain")
+    #expect(record.payload == [0x43])
+  }
+
+  @Test func acceptsAnEmptyRecordWithILAndAZeroIDLength() throws {
+    // ID_LENGTH 0 is allowed (NDEF 1.0, 3.2.8); TNF 0 only requires the three lengths to be zero.
+    let message = try NDEFDecoder().decode(hex("D8 00 00 00"))
+    #expect(message == .empty)
+    #expect(message.encoded() == hex("D0 00 00"))
+  }
+
+  @Test func rejectsAChunkPayloadCutShort() {
+    expectDecodeError(hex("B5 00 01 41  56 00 05 43"), .lengthOutOfBounds, at: 6)
   }
 
   @Test func rejectsAChunkedEmptyRecord() {

@@ -1,4 +1,5 @@
 import NFCKit
+import ReaderCore
 import Testing
 
 @Suite struct NDEFEncoderTests {
@@ -38,7 +39,7 @@ import Testing
   }
 
   @Test func encodedLengthMatchesTheEncoding() throws {
-    var random = SplitMix64(seed: 7)
+    var random = SeededRandom(seed: 7)
     for _ in 0..<200 {
       let message = try RandomMessages.message(&random)
       #expect(message.length == message.encoded().count)
@@ -68,7 +69,7 @@ import Testing
 
   @Test func decodingAnEncodedMessageGivesItBack() throws {
     let seed: UInt64 = 0x5EED_0001
-    var random = SplitMix64(seed: seed)
+    var random = SeededRandom(seed: seed)
     for index in 0..<500 {
       let message = try RandomMessages.message(&random)
       let bytes = message.encoded()

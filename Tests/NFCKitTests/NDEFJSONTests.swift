@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import ReaderCore
 import Testing
 
 @Suite struct NDEFJSONTests {
@@ -82,8 +83,18 @@ import Testing
     #expect(try parse(json)["records"] != nil)
   }
 
+  @Test func rendersHostileNestingWithoutRecursingPastTheCeilingWhateverTheOptions() throws {
+    var options = NDEFDecodingOptions()
+    options.validatesWellKnownPayloads = false
+    options.maxNestingDepth = .max
+    let message = try NDEFDecoder(options: options).decode(nestedSmartPosters(depth: 10_000))
+    let json = NDEFJSON.render(message, options: options)
+    #expect(json.contains("nestingTooDeep"))
+    #expect(try parse(json)["records"] != nil)
+  }
+
   @Test func everyRandomMessageRendersAsValidJSON() throws {
-    var random = SplitMix64(seed: 99)
+    var random = SeededRandom(seed: 99)
     for _ in 0..<100 {
       let message = try RandomMessages.message(&random)
       let object = try parse(NDEFJSON.render(message))

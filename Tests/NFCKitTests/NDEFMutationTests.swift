@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import ReaderCore
 import Testing
 
 /// Randomized robustness: valid messages mutated (bit flips, byte writes, truncation, extension, inserts,
@@ -12,7 +13,7 @@ import Testing
 
   /// Valid messages to mutate: random ones, chunked encodings, and the spec examples.
   static let corpus: [[UInt8]] = {
-    var random = SplitMix64(seed: baseSeed)
+    var random = SeededRandom(seed: baseSeed)
     var corpus: [[UInt8]] = [
       SmartPosterRecordTests.example, hex("D1 01 08 54 02656E 68656C6C6F"), hex("D0 00 00"),
       hex("D1 01 0C 55 02 6578616D706C652E636F6D"),
@@ -28,7 +29,7 @@ import Testing
     return corpus
   }()
 
-  static func mutate(_ input: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
+  static func mutate(_ input: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
     var bytes = input
     for _ in 0..<Int.random(in: 1...3, using: &random) {
       let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -53,7 +54,7 @@ import Testing
 
   /// Checks one case; returns a failure description, or nil, and whether the input decoded.
   static func check(seed: UInt64) -> (failure: String?, decoded: Bool) {
-    var random = SplitMix64(seed: seed)
+    var random = SeededRandom(seed: seed)
     let input = mutate(corpus.randomElement(using: &random)!, &random)
     let decoded: NDEFMessage
     do {
@@ -119,7 +120,7 @@ import Testing
   }
 
   @Test func randomBytesNeverCrashTheDecoder() {
-    var random = SplitMix64(seed: Self.baseSeed ^ 0xFF)
+    var random = SeededRandom(seed: Self.baseSeed ^ 0xFF)
     for _ in 0..<5_000 {
       var bytes = random.bytes(Int.random(in: 0...64, using: &random))
       if !bytes.isEmpty, Bool.random(using: &random) { bytes[0] = 0xD0 | (bytes[0] & 0x3F) }

@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import ReaderCore
 import Testing
 
 /// NFCKit against an independent implementation: Python ndeflib 0.3.3 (run `.ci/ndef-oracle.sh` first).
@@ -80,10 +81,38 @@ struct NDEFOracleTests {
     }
   }
 
+  @Test func theCorpusCoversEveryRecordKindLayoutAndChunking() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let records = try corpus().flatMap(\.records)
+    #expect(Set(records.map(\.tnf)) == [0, 1, 2, 3, 4, 5, 6])
+    let wellKnown = Set(records.filter { $0.tnf == 1 }.map(\.type))
+    #expect(wellKnown.isSuperset(of: [NDEFBytes(utf8: "T").hex, NDEFBytes(utf8: "U").hex, NDEFBytes(utf8: "Sp").hex]))
+    #expect(Set(records.compactMap(\.encoding)) == ["UTF-8", "UTF-16"])
+    #expect(records.contains { !$0.id.isEmpty })
+    #expect(records.contains { $0.payload.count / 2 >= 256 }, "no record needs the normal (4-byte) length")
+    #expect(records.contains { $0.records?.contains { $0.tnf == 2 } == true }, "no Smart Poster with an icon")
+  }
+
+  @Test func chunkingNdeflibsMessagesInTheTestReassemblesToNdeflibsRecords() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // ndeflib neither writes nor joins chunks of Text, URI or Smart Poster records, so split its unchunked
+    // messages here (by hand, with random chunk sizes and layouts) and compare NFCKit's reassembled records,
+    // typed fields included, with ndeflib's decoding of the original.
+    let seed: UInt64 = 0x00C4_0C4E
+    var random = SeededRandom(seed: seed)
+    var mismatches = 0
+    for entry in try corpus() where !entry.chunked && mismatches <= 5 {
+      let fields = try NDEFDecoder().decode(hex(entry.hex)).records.map(NDEFRoundTripTests.Fields.init)
+      let chunked = NDEFRoundTripTests.nonCanonicalBytes(fields, &random)
+      if try !compare(chunked, with: entry.records, name: "seed \(seed), \(entry.name) chunked") { mismatches += 1 }
+    }
+    #expect(mismatches == 0)
+  }
+
   @Test func ndeflibDecodesWhatNFCKitEncodes() throws {
     guard OracleRunner.pythonIsReady() else { return }
     let seed: UInt64 = 0x0AC1_E000
-    var random = SplitMix64(seed: seed)
+    var random = SeededRandom(seed: seed)
     var messages: [[UInt8]] = []
     while messages.count < 300 {
       let message = try RandomMessages.message(&random)
@@ -129,10 +158,15 @@ struct NDEFOracleTests {
 
   @Test func brokenChunkSequencesAreRejectedThoughNdeflibAcceptsThem() throws {
     guard OracleRunner.pythonIsReady() else { return }
-    // ndeflib checks no chunk rules: IL on a middle chunk, a middle chunk with TNF 5, a first chunk with TNF 6.
+    // ndeflib checks no chunk rules. NDEF 1.0 (2.3.3): middle and terminating chunks have TNF 6 and IL and
+    // TYPE_LENGTH zero (even with ID_LENGTH 0); the first chunk carries the type, so it is not TNF 6, and
+    // an empty record (TNF 0, no type, no payload) has nothing to chunk.
     let cases = [
-      hex("B5 00 01 41  3E 00 01 00 42  56 00 01 43"), hex("B5 00 01 41  35 00 01 42  56 00 01 43"),
-      hex("B6 00 01 41  56 00 01 43"),
+      hex("B5 00 01 41  3E 00 01 00 42  56 00 01 43"),  // IL on a middle chunk
+      hex("B5 00 01 41  5E 00 01 00 43"),  // IL on a terminating chunk, ID_LENGTH 0
+      hex("B5 00 01 41  35 00 01 42  56 00 01 43"),  // a middle chunk with TNF 5
+      hex("B6 00 01 41  56 00 01 43"),  // a first chunk with TNF 6
+      hex("B0 00 00  56 00 00"),  // a chunked empty record
     ]
     for (bytes, result) in zip(cases, try ndeflibDecode(cases)) {
       #expect(result.ok, "\(NDEFBytes(bytes).hex)")
@@ -189,6 +223,22 @@ struct NDEFOracleTests {
     )
     .encoded()
     #expect(try ndeflibDecodeOne(bytes).ok)
+    #expect(decodeError(bytes)?.code == .invalidSmartPoster)
+  }
+
+  @Test func smartPosterWithTwoTitlesInOneLanguageIsRejectedThoughNdeflibKeepsTheLast() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    // The Smart Poster RTD allows one title per language; ndeflib silently keeps the last of the two.
+    let payload = NDEFBytes(
+      NDEFMessage(try .uri("tel:1"), try .text("first", languageCode: "en"), try .text("second", languageCode: "en"))
+        .encoded())
+    let bytes = NDEFMessage(
+      try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"), payload: payload)
+    )
+    .encoded()
+    let result = try ndeflibDecodeOne(bytes)
+    #expect(result.ok && result.strictError == nil)
+    #expect(result.records?.first?.titles == ["en": "second"])
     #expect(decodeError(bytes)?.code == .invalidSmartPoster)
   }
 

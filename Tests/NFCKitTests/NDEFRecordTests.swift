@@ -38,9 +38,18 @@ import Testing
     #expect(thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .media, type: fits) } == nil)
   }
 
-  @Test func acceptsAnyFieldsForTheReservedFormat() throws {
-    let record = try NDEFRecord(typeNameFormat: .reserved, type: [1], identifier: [2], payload: [3])
-    #expect(try NDEFDecoder().decode(NDEFMessage(record).encoded()).records[0] == record)
+  @Test func refusesToCreateAReservedRecordAsTheSpecForbidsGeneratorsToUseTNF7() {
+    let error = thrownError { () throws(NDEFError) in try NDEFRecord(typeNameFormat: .reserved, payload: [3]) }
+    #expect(error?.code == .invalidRecord)
+    #expect(error?.context["field"] == "typeNameFormat")
+  }
+
+  @Test func aDecodedReservedRecordKeepsItsFieldsAndReencodesAsItWas() throws {
+    let bytes = hex("DF 01 01 01 AA BB CC")  // MB ME SR IL, TNF 7: type AA, id BB, payload CC
+    let message = try NDEFDecoder().decode(bytes)
+    #expect(message.records[0] == reservedRecord(type: [0xAA], identifier: [0xBB], payload: [0xCC]))
+    #expect(message.records[0].typeNameFormat == .reserved)
+    #expect(message.encoded() == bytes)
   }
 
   @Test func buildsMediaRecordsWithARawPayload() throws {

@@ -1,4 +1,5 @@
 import NFCKit
+import ReaderCore
 import Testing
 
 /// Bytes from hex text (whitespace allowed); traps on bad hex, which is a bug in the test itself.
@@ -42,22 +43,42 @@ func thrownError<T>(_ body: () throws(NDEFError) -> T) -> NDEFError? {
   }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a small seeded PRNG, so a failing randomized case can be replayed
-/// from the seed it prints.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+extension SeededRandom {
+  /// `count` random bytes.
   mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
+}
+
+/// PAYLOAD_LENGTH as written on the wire: one byte with SR, else four bytes, most significant first.
+func payloadLengthField(_ length: Int, short: Bool) -> [UInt8] {
+  short
+    ? [UInt8(length)]
+    : [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+}
+
+/// One record (or chunk) written out by hand from the NDEF record layout, independently of `NDEFEncoder`:
+/// flags and TNF, TYPE_LENGTH, PAYLOAD_LENGTH, ID_LENGTH (with IL), TYPE, ID, PAYLOAD. `short` and `il`
+/// default to the canonical choice: SR when the payload has fewer than 256 bytes, IL when there is an ID.
+func wireRecord(
+  tnf: UInt8, type: [UInt8] = [], identifier: [UInt8] = [], payload: [UInt8] = [], mb: Bool = true, me: Bool = true,
+  cf: Bool = false, short: Bool? = nil, il: Bool? = nil
+) -> [UInt8] {
+  let short = short ?? (payload.count < 256)
+  let il = il ?? !identifier.isEmpty
+  var flags = tnf
+  if mb { flags |= 0x80 }
+  if me { flags |= 0x40 }
+  if cf { flags |= 0x20 }
+  if short { flags |= 0x10 }
+  if il { flags |= 0x08 }
+  var bytes = [flags, UInt8(type.count)] + payloadLengthField(payload.count, short: short)
+  if il { bytes.append(UInt8(identifier.count)) }
+  return bytes + type + identifier + payload
+}
+
+/// A TNF 7 (reserved) record, which only the decoder can produce: written as one record and decoded.
+func reservedRecord(type: [UInt8], identifier: [UInt8], payload: [UInt8]) -> NDEFRecord {
+  // The decoder accepts any fields on TNF 7.
+  try! NDEFDecoder().decode(wireRecord(tnf: 7, type: type, identifier: identifier, payload: payload)).records[0]
 }
 
 /// Random valid records and messages built with the NFCKit API.
@@ -66,16 +87,16 @@ enum RandomMessages {
   static let texts = ["hello", "", "Grüße", "日本語", "🎉 party", "tab\t", String(repeating: "x", count: 300)]
   static let mediaTypes = ["text/plain", "application/json", "text/vcard", "image/png", "application/octet-stream"]
 
-  static func payload(_ random: inout SplitMix64) -> NDEFBytes {
+  static func payload(_ random: inout SeededRandom) -> NDEFBytes {
     let lengths = [0, 1, 5, 255, 256, 300, Int.random(in: 0...600, using: &random)]
     return NDEFBytes(random.bytes(lengths.randomElement(using: &random)!))
   }
 
-  static func identifier(_ random: inout SplitMix64) -> NDEFBytes {
+  static func identifier(_ random: inout SeededRandom) -> NDEFBytes {
     Bool.random(using: &random) ? [] : NDEFBytes(random.bytes(Int.random(in: 1...8, using: &random)))
   }
 
-  static func record(_ random: inout SplitMix64) throws(NDEFError) -> NDEFRecord {
+  static func record(_ random: inout SeededRandom) throws(NDEFError) -> NDEFRecord {
     let id = identifier(&random)
     switch Int.random(in: 0..<9, using: &random) {
     case 0:
@@ -96,9 +117,8 @@ enum RandomMessages {
     case 6:
       return .empty
     case 7:
-      return try NDEFRecord(
-        typeNameFormat: .reserved, type: NDEFBytes(random.bytes(Int.random(in: 0...3, using: &random))),
-        identifier: id, payload: payload(&random))
+      let type = random.bytes(Int.random(in: 0...3, using: &random))
+      return reservedRecord(type: type, identifier: id.array, payload: payload(&random).array)
     default:
       let poster = SmartPosterRecord(
         uri: URIRecord(uri: "https://www.example.com/\(Int.random(in: 0...99, using: &random))"),
@@ -110,9 +130,35 @@ enum RandomMessages {
     }
   }
 
-  static func message(_ random: inout SplitMix64, maxRecords: Int = 4) throws(NDEFError) -> NDEFMessage {
+  static func message(_ random: inout SeededRandom, maxRecords: Int = 4) throws(NDEFError) -> NDEFMessage {
     var records: [NDEFRecord] = []
     for _ in 0..<Int.random(in: 1...maxRecords, using: &random) { records.append(try record(&random)) }
     return try NDEFMessage(records: records)
   }
+}
+
+/// A message holding one Smart Poster nested `depth` deep: each poster's payload is a URI record followed by
+/// the next poster; the innermost holds only its URI record. Written straight to bytes in one pass, so even
+/// hostile depths (100,000) take linear time and memory.
+func nestedSmartPosters(depth: Int) -> [UInt8] {
+  let uri: [UInt8] = [0x01, 0x01, 0x55, 0x00]  // TYPE_LENGTH 1, PAYLOAD_LENGTH 1, "U", code 0x00: after the flags
+  // payloadLengths[k]: the payload length of the poster at nesting level k (0 = innermost).
+  var payloadLengths = [1 + uri.count]
+  for _ in 1..<max(depth, 1) {
+    let inner = payloadLengths.last!
+    let innerRecord = (inner < 256 ? 3 : 6) + 2 + inner
+    payloadLengths.append(1 + uri.count + innerRecord)
+  }
+  var bytes: [UInt8] = []
+  for level in stride(from: payloadLengths.count - 1, through: 0, by: -1) {
+    let length = payloadLengths[level]
+    let isOutermost = level == payloadLengths.count - 1
+    // The outermost poster is the whole message (MB ME); a nested one is the last of two records (ME).
+    let flags: UInt8 = (isOutermost ? 0xC1 : 0x41) | (length < 256 ? 0x10 : 0)
+    bytes += [flags, 2] + payloadLengthField(length, short: length < 256) + [0x53, 0x70]
+    // The URI record opens the nested message; it ends it too in the innermost poster.
+    bytes.append(level == 0 ? 0xD1 : 0x91)
+    bytes += uri
+  }
+  return bytes
 }

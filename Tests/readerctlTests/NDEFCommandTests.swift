@@ -1,0 +1,265 @@
+import Foundation
+import NFCKit
+import Testing
+
+@testable import readerctl
+
+/// `readerctl ndef …` run in-process through `runNDEFCommand`: exit statuses and exact output.
+@Suite struct NDEFCommandTests {
+  struct Run {
+    var status: Int32
+    var stdout = ""
+    var stdoutBytes: [UInt8] = []
+    var stderr = ""
+    var readStdin = false
+  }
+
+  /// Runs `readerctl ndef <arguments>` with `stdin` as standard input (`nil`: more than the input limit).
+  func ndef(_ arguments: [String], stdin: [UInt8]? = [], inputLimit: Int? = nil) -> Run {
+    var run = Run(status: -1)
+    let read = { () -> [UInt8]? in
+      run.readStdin = true
+      return stdin
+    }
+    let status =
+      if let inputLimit {
+        runNDEFCommand(
+          arguments, inputLimit: inputLimit, stdin: read, stdout: { run.stdout += $0 },
+          stdoutBytes: { run.stdoutBytes += $0 }, stderr: { run.stderr += $0 })
+      } else {
+        runNDEFCommand(
+          arguments, stdin: read, stdout: { run.stdout += $0 }, stdoutBytes: { run.stdoutBytes += $0 },
+          stderr: { run.stderr += $0 })
+      }
+    run.status = status
+    return run
+  }
+
+  /// A file holding `bytes` in a fresh temporary directory, removed by `cleanUp`.
+  final class TemporaryFiles {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ndef-command-\(UUID().uuidString)")
+
+    init() throws { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+      let url = directory.appendingPathComponent(name)
+      try Data(bytes).write(to: url)
+      return url.path
+    }
+  }
+
+  static let helloText = hexBytes("D1 01 08 54 02656E 68656C6C6F")
+  static let helloJSON =
+    #"{"records":[{"encoding":"UTF-8","id":"","language":"en","payload":"02656e68656c6c6f","text":"hello","tnf":1,"type":"54"}]}"#
+    + "\n"
+
+  static func hexBytes(_ text: String) -> [UInt8] { NDEFBytes(hex: text)!.array }
+
+  /// Expects a data error: status 65, nothing on stdout, one line on stderr that contains `fragment`.
+  func expectDataError(_ run: Run, containing fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(run.status == 65, "\(run.stderr)", sourceLocation: sourceLocation)
+    #expect(run.stdout.isEmpty && run.stdoutBytes.isEmpty, sourceLocation: sourceLocation)
+    #expect(run.stderr.hasPrefix("readerctl: "), "\(run.stderr)", sourceLocation: sourceLocation)
+    #expect(run.stderr.hasSuffix("\n"), sourceLocation: sourceLocation)
+    #expect(run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)", sourceLocation: sourceLocation)
+    #expect(run.stderr.contains(fragment), "\(run.stderr)", sourceLocation: sourceLocation)
+  }
+
+  // MARK: decode
+
+  @Test func decodesAFileToOneLineOfJSON() throws {
+    let files = try TemporaryFiles()
+    let run = ndef(["decode", try files.file("hello.ndef", Self.helloText)])
+    #expect(run.status == 0)
+    #expect(run.stdout == Self.helloJSON)
+    #expect(run.stderr.isEmpty)
+    #expect(!run.readStdin)
+  }
+
+  @Test func decodesStandardInputForADash() {
+    let run = ndef(["decode", "-"], stdin: Self.helloText)
+    #expect(run.status == 0)
+    #expect(run.readStdin)
+    #expect(run.stdout == Self.helloJSON)
+  }
+
+  @Test func decodesHexTextWithHex() throws {
+    let files = try TemporaryFiles()
+    let text = Array("D1 01 08 54\n02 65 6e 68656C6C6F\n".utf8)
+    #expect(ndef(["decode", "--hex", "-"], stdin: text).stdout == Self.helloJSON)
+    #expect(ndef(["decode", try files.file("hello.hex", text), "--hex"]).stdout == Self.helloJSON)
+  }
+
+  @Test func printsURIAndSmartPosterFields() throws {
+    let uri = ndef(["decode", "--hex", "-"], stdin: Array("D1 01 0C 55 02 6578616D706C652E636F6D".utf8))
+    #expect(
+      uri.stdout
+        == #"{"records":[{"id":"","payload":"026578616d706c652e636f6d","tnf":1,"type":"55","uri":"https://www.example.com","uriPrefix":2}]}"#
+        + "\n")
+
+    let poster = SmartPosterRecord(
+      uri: URIRecord(uri: "tel:+41"), titles: [TextRecord(text: "Call", languageCode: "en")], action: .save,
+      size: 42, resourceType: "text/html")
+    let run = ndef(["decode", "-"], stdin: NDEFMessage(try poster.record()).encoded())
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: [[String: Any]]])
+    let record = try #require(json["records"]?.first)
+    #expect(record["tnf"] as? Int == 1)
+    #expect(record["type"] as? String == "5370")
+    #expect(record["id"] as? String == "")
+    #expect(record["uri"] as? String == "tel:+41")
+    #expect(record["titles"] as? [[String: String]] == [["language": "en", "text": "Call"]])
+    #expect(record["action"] as? String == "save")
+    #expect(record["size"] as? Int == 42)
+    #expect(record["resourceType"] as? String == "text/html")
+    #expect((record["records"] as? [Any])?.count == 5)
+  }
+
+  @Test func malformedInputIsOneLineWithTheByteOffsetAndStatus65() {
+    let run = ndef(["decode", "-"], stdin: Self.hexBytes("D1 01 08 54 02656E"))
+    expectDataError(run, containing: "malformed NDEF at byte 2: expected at most 3 bytes")
+    #expect(run.stderr.contains("lengthOutOfBounds"))
+  }
+
+  @Test func malformedHexInputNamesTheOffendingByteOfTheText() {
+    expectDataError(
+      ndef(["decode", "--hex", "-"], stdin: Array("D1 01 0x".utf8)),
+      containing: "input is not hex at byte 7: expected a hex digit or whitespace, found 'x'")
+    expectDataError(
+      ndef(["decode", "--hex", "-"], stdin: Array("D1 0 1".utf8)),
+      containing: "input is not hex at byte 4: expected the second hex digit of a byte, found whitespace")
+    expectDataError(
+      ndef(["decode", "--hex", "-"], stdin: Array("D1 010".utf8)),
+      containing: "input is not hex at byte 6: expected the second hex digit of a byte, found the end")
+  }
+
+  @Test func emptyInputIsAZeroLengthMessage() {
+    expectDataError(ndef(["decode", "-"], stdin: []), containing: "malformed NDEF at byte 0")
+  }
+
+  @Test func standardInputOverTheLimitIsADataErrorNamingTheLimit() {
+    expectDataError(
+      ndef(["decode", "-"], stdin: nil), containing: "standard input is larger than 16 MiB (16777216 bytes)")
+  }
+
+  @Test func aFileOverTheLimitIsRefusedFromItsSizeBeforeReading() throws {
+    let files = try TemporaryFiles()
+    expectDataError(
+      ndef(["decode", try files.file("big.ndef", Self.helloText)], inputLimit: 8),
+      containing: "big.ndef is larger than 8 bytes: 12 bytes")
+    #expect(ndef(["decode", try files.file("fits.ndef", Self.helloText)], inputLimit: 12).status == 0)
+
+    // A sparse 1 GiB file: refused at once from its size (reading it would take a while and 1 GiB).
+    let sparse = files.directory.appendingPathComponent("sparse.ndef").path
+    #expect(FileManager.default.createFile(atPath: sparse, contents: nil))
+    let handle = try #require(FileHandle(forWritingAtPath: sparse))
+    try handle.truncate(atOffset: 1 << 30)
+    try handle.close()
+    expectDataError(ndef(["decode", sparse]), containing: "larger than 16 MiB (16777216 bytes): 1073741824 bytes")
+  }
+
+  @Test func aMissingFileOrADirectoryIsStatus66() throws {
+    let files = try TemporaryFiles()
+    let missing = ndef(["decode", files.directory.appendingPathComponent("absent").path])
+    #expect(missing.status == 66)
+    #expect(missing.stderr.hasSuffix(": no such file\n"))
+    #expect(missing.stdout.isEmpty)
+    #expect(ndef(["decode", files.directory.path]).status == 66)
+  }
+
+  @Test func aFileNameWithANewlineStillGivesOneLine() {
+    let run = ndef(["decode", "/nonexistent/a\nb"])
+    #expect(run.status == 66)
+    #expect(run.stderr == "readerctl: cannot read /nonexistent/a\\nb: no such file\n")
+  }
+
+  @Test(arguments: [[], ["decode"], ["decode", "a", "b"], ["decode", "--json", "-"], ["frobnicate"]])
+  func usageErrorsAreStatus64WithTheUsage(arguments: [String]) {
+    let run = ndef(arguments)
+    #expect(run.status == 64)
+    #expect(run.stdout.isEmpty)
+    #expect(run.stderr.contains("usage: readerctl ndef decode [--hex] FILE|-"))
+    #expect(!run.readStdin)
+  }
+
+  @Test(arguments: [["help"], ["--help"], ["decode", "--help"], ["encode", "--text", "x", "-h"]])
+  func helpPrintsTheUsageOnStandardOutput(arguments: [String]) {
+    let run = ndef(arguments)
+    #expect(run.status == 0)
+    #expect(run.stdout == ndefUsage)
+    #expect(run.stderr.isEmpty && run.stdoutBytes.isEmpty)
+    #expect(!run.readStdin)
+  }
+
+  // MARK: encode
+
+  @Test func encodesATextRecordAsHex() {
+    let run = ndef(["encode", "--text", "hi", "--lang", "en", "--hex"])
+    #expect(run.status == 0)
+    #expect(run.stdout == "d101055402656e6869\n")
+    #expect(run.stdoutBytes.isEmpty)
+  }
+
+  @Test func encodesAURIRecordAsRawBytes() {
+    let run = ndef(["encode", "--uri", "https://www.example.com"])
+    #expect(run.status == 0)
+    #expect(run.stdoutBytes == Self.hexBytes("D1 01 0C 55 02 6578616D706C652E636F6D"))
+    #expect(run.stdout.isEmpty)
+  }
+
+  @Test func encodesSeveralRecordsInTheOrderOfTheirFlags() throws {
+    let files = try TemporaryFiles()
+    let json = try files.file("data.json", Array(#"{"a":1}"#.utf8))
+    let run = ndef([
+      "encode", "--uri", "tel:1", "--text", "hallo", "--lang", "de", "--mime", "application/json", json, "--text", "hi",
+    ])
+    #expect(run.status == 0)
+    let message = try NDEFDecoder().decode(run.stdoutBytes)
+    #expect(
+      message
+        == NDEFMessage(
+          try .uri("tel:1"), try .text("hallo", languageCode: "de"),
+          try .media(type: "application/json", payload: NDEFBytes(utf8: #"{"a":1}"#)), try .text("hi")))
+    #expect(run.stdoutBytes.first == 0x91)  // MB on the first record only, ME on the last
+    #expect(run.stdoutBytes[run.stdoutBytes.count - 9] == 0x51)
+  }
+
+  @Test func whatEncodeWritesDecodesBack() {
+    let encoded = ndef(["encode", "--text", "hello"])
+    #expect(ndef(["decode", "-"], stdin: encoded.stdoutBytes).stdout == Self.helloJSON)
+  }
+
+  @Test(arguments: [
+    ["encode"], ["encode", "--lang", "en"], ["encode", "--uri", "tel:1", "--lang", "en"], ["encode", "--text"],
+    ["encode", "--mime", "text/plain"], ["encode", "--bogus"],
+  ])
+  func encodeUsageErrorsAreStatus64(arguments: [String]) {
+    let run = ndef(arguments)
+    #expect(run.status == 64)
+    #expect(run.stdout.isEmpty && run.stdoutBytes.isEmpty)
+    #expect(run.stderr.contains("usage: readerctl ndef"))
+  }
+
+  @Test func invalidValuesAreStatus64OnOneLine() throws {
+    let files = try TemporaryFiles()
+    let payload = try files.file("p", [1])
+    for arguments in [
+      ["encode", "--text", "x", "--lang", ""], ["encode", "--mime", "text\nplain", payload],
+      ["encode", "--uri", "https://a\nb"],
+    ] {
+      let run = ndef(arguments)
+      #expect(run.status == 64, "\(arguments)")
+      #expect(run.stderr.hasPrefix("readerctl: ") && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)")
+      #expect(!run.stderr.contains("usage:"), "\(run.stderr)")
+    }
+  }
+
+  @Test func aMissingMimeFileIsStatus66AndAnOversizedOneADataError() throws {
+    let files = try TemporaryFiles()
+    #expect(ndef(["encode", "--mime", "text/plain", files.directory.appendingPathComponent("x").path]).status == 66)
+    let big = try files.file("big", Array(repeating: 0x41, count: 9))
+    expectDataError(ndef(["encode", "--mime", "text/plain", big], inputLimit: 8), containing: "larger than 8 bytes")
+  }
+}
