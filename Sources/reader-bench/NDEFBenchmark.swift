@@ -31,7 +31,7 @@ func runNDEFBenchmark(iterations: Int) -> [String: Double] {
 
   let mixedBytes = Double(mixed.reduce(0) { $0 + $1.count } * iterations)
   func mixedMBps(_ work: NDEFBenchmarkTimer.Work) -> Double {
-    mixedBytes / NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.run(work, on: mixed, iterations: iterations) } / 1e6
+    mixedBytes / BenchTimer.seconds { NDEFBenchmarkTimer.run(work, on: mixed, iterations: iterations) } / 1e6
   }
   results["mixed.decode.MBps"] = mixedMBps(.decode)
   results["mixed.decodeTyped.MBps"] = mixedMBps(.decodeTyped)
@@ -40,7 +40,7 @@ func runNDEFBenchmark(iterations: Int) -> [String: Double] {
   results["mixed.decodeToCopy"] = results["mixed.decode.MBps"]! / results["mixed.copy.MBps"]!
 
   func largeMicroseconds(_ work: NDEFBenchmarkTimer.Work) -> Double {
-    NDEFBenchmarkTimer.seconds { NDEFBenchmarkTimer.run(work, on: large, iterations: iterations) } * 1e6
+    BenchTimer.seconds { NDEFBenchmarkTimer.run(work, on: large, iterations: iterations) } * 1e6
       / Double(iterations)
   }
   results["large.decode.microseconds"] = largeMicroseconds(.decode)
@@ -80,7 +80,7 @@ func runNDEFBenchmark(iterations: Int) -> [String: Double] {
     String(
       format:
         "NDEF decode benchmark: %d passes, best of %d runs, over %d mixed messages (%d bytes) and 1 message of %d bytes",
-      iterations, NDEFBenchmarkTimer.runs, mixed.count, mixed.reduce(0) { $0 + $1.count }, large[0].count),
+      iterations, BenchTimer.runs, mixed.count, mixed.reduce(0) { $0 + $1.count }, large[0].count),
     String(
       format: "  NFCKit decode     mixed %8.1f MB/s     large %10.2f µs/message   (structure only: %.1f MB/s)",
       results["mixed.decode.MBps"]!, results["large.decode.microseconds"]!, results["mixed.decodeStructure.MBps"]!),
@@ -158,20 +158,6 @@ private enum NDEFBenchmarkTimer {
     case decodeStructure
     /// A copy of the bytes into a new array.
     case copy
-  }
-
-  /// How many times each measurement runs; the fastest counts, as the others were disturbed by the machine.
-  static let runs = 5
-
-  static func seconds(_ body: () -> Void) -> Double {
-    body()  // warm up
-    let clock = ContinuousClock()
-    var best = Double.infinity
-    for _ in 0..<runs {
-      let elapsed = clock.measure(body)
-      best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
-    return max(best, 1e-9)
   }
 
   static func run(_ work: Work, on corpus: [[UInt8]], iterations: Int) {

@@ -45,6 +45,29 @@ func runTerminalBenchmark(days: Int, items: Int) -> [(String, Double)] {
   return results
 }
 
+/// Prints the terminal benchmark's results, one line per measurement.
+func printTerminalBenchmark(_ results: [(String, Double)]) {
+  let value = Dictionary(results, uniquingKeysWith: { $1 })
+  print(
+    """
+    Terminal benchmark: best of \(BenchTimer.runs) runs
+      soak: 30 simulated days of an M2 (walk-away every hour, security reboot every day) in \
+    \(format(86_400 * 30 / value["soak.simulatedSecondsPerWallSecond"]! * 1000)) ms of wall time
+        \(format(value["soak.simulatedSecondsPerWallSecond"]!)) simulated seconds per wall second, \
+    \(format(value["soak.eventsPerWallSecond"]!)) events per second
+        \(Int(value["soak.reconnections"]!)) reconnections, \(Int(value["soak.failedReconnections"]!)) failed
+      scheduler: \(format(value["scheduler.itemsPerSecond"]!)) items/s through a VirtualClock, \
+    \(format(value["scheduler.sortItemsPerSecond"]!)) items/s to sort the same deadlines \
+    (queue / sort = \(String(format: "%.2f", value["scheduler.queueToSort"]!)))
+    """)
+}
+
+private func format(_ value: Double) -> String {
+  value >= 1e6
+    ? String(format: "%.1fM", value / 1e6)
+    : value >= 1e3 ? String(format: "%.1fk", value / 1e3) : String(format: "%.1f", value)
+}
+
 /// One long simulated run; counts what it saw.
 private final class TerminalSoak: @unchecked Sendable {
   // Only touched on the thread that drives the virtual clock.
@@ -97,13 +120,4 @@ private final class Counter: @unchecked Sendable {
   // Only touched on the thread that drives the virtual clock.
   private(set) var value = 0
   func increment() { value += 1 }
-}
-
-/// Wall-clock timing for the benchmarks: one warm-up run, then one measured run.
-enum BenchTimer {
-  static func seconds(_ body: () -> Void) -> Double {
-    body()
-    let elapsed = ContinuousClock().measure(body)
-    return max(elapsed.inSeconds, 1e-9)
-  }
 }

@@ -13,13 +13,16 @@ struct Benchmark {
 let benchmarks = [
   Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
     _ = runNDEFBenchmark(iterations: 200)
-  }
+  },
+  Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak and the scheduler against a sort") {
+    printTerminalBenchmark(runTerminalBenchmark(days: 30, items: 200_000))
+  },
 ]
 
 let usage =
   "usage: reader-bench [all | \(benchmarks.map(\.name).joined(separator: " | "))]\n\n"
-  + "  all    run every benchmark (the default)\n"
-  + benchmarks.map { "  \($0.name.padding(toLength: 6, withPad: " ", startingAt: 0)) \($0.summary)\n" }.joined()
+  + "  all       run every benchmark (the default)\n"
+  + benchmarks.map { "  \($0.name.padding(toLength: 9, withPad: " ", startingAt: 0)) \($0.summary)\n" }.joined()
   + "\nBuild in release mode for meaningful numbers: swift run -c release reader-bench <benchmark>\n"
 
 /// Reports bad usage on standard error and exits 64.

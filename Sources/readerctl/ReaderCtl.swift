@@ -34,8 +34,8 @@ enum ReaderCtl {
       case "reconnect": return try LinkCommands.reconnect(rest, console: console)
       case "ndef":
         return runNDEFCommand(
-          rest, stdin: { console.readInput(limit: maximumInputSize) ?? [] }, stdout: console.write,
-          stdoutBytes: { console.write(bytes: $0) }, stderr: console.error)
+          rest, inputLimit: maximumInputSize, stdin: { console.readInput(limit: maximumInputSize) },
+          stdout: console.write, stdoutBytes: { console.write(bytes: $0) }, stderr: console.error)
       case "help", "--help", "-h":
         guard let topic = rest.first else {
           console.write(usage)
@@ -63,6 +63,7 @@ enum ReaderCtl {
     case "discover": DiscoverCommand.usage
     case "connect": LinkCommands.connectUsage
     case "reconnect": LinkCommands.reconnectUsage
+    case "ndef": ndefUsage
     case "help": usage
     default: nil
     }
