@@ -29,7 +29,8 @@ let package = Package(
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator"], swiftSettings: strict),
-    .testTarget(name: "NFCKitTests", dependencies: ["NFCKit"], exclude: ["Oracle"], swiftSettings: strict),
+    .testTarget(
+      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore"], exclude: ["Oracle"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
