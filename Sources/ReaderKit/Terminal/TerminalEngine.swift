@@ -64,6 +64,8 @@ final class TerminalEngine: @unchecked Sendable {
 
   private struct ActiveLink {
     var machine: ConnectionStateMachine
+    /// The reader this link is for; the machine forgets it as soon as a connection fails or ends.
+    var reader: Reader
     var configuration: BluetoothConnectionConfiguration
     /// The job waiting for the first connection (a connect or a launch reconnect).
     var owner: JobID?
@@ -288,7 +290,7 @@ final class TerminalEngine: @unchecked Sendable {
       connectTimeout: configuration.connectTimeout, random: SeededRandom(seed: random.next()))
     switch machine.connect(reader, locationId: configuration.locationId) {
     case .success(let actions):
-      link = ActiveLink(machine: machine, configuration: configuration, owner: owner)
+      link = ActiveLink(machine: machine, reader: reader, configuration: configuration, owner: owner)
       perform(actions)
     case .failure(let error):
       fail(owner, error)
@@ -376,7 +378,7 @@ final class TerminalEngine: @unchecked Sendable {
         connected(reader)
       case .connectFailed(let error):
         let owner = link?.owner
-        let serial = link?.machine.connectedReader?.serialNumber ?? ""
+        let serial = link?.reader.serialNumber ?? ""
         link = nil
         refreshStatus()
         publish(.didFailToConnect(serialNumber: serial, error: error))
@@ -387,7 +389,7 @@ final class TerminalEngine: @unchecked Sendable {
         publish(.didDisconnect(reader, reason: .disconnectRequested))
         finishShortCommand(where: { if case .disconnect = $0 { true } else { false } }, error: nil)
       case .rebootAnswered(let error):
-        publish(.didRespondToReboot(serialNumber: link?.machine.connectedReader?.serialNumber ?? "", error: error))
+        publish(.didRespondToReboot(serialNumber: link?.reader.serialNumber ?? "", error: error))
         finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
       case .reconnectStarted(let reader, let reason):
         queue.hold()
