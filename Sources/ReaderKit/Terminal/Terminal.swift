@@ -87,7 +87,7 @@ public final class Terminal: Sendable {
   /// Starts discovering readers.
   ///
   /// While it runs the status is `discovering` and `delegate` receives the latest list whenever it
-  /// changes. It ends when cancelled (`canceled`), when a reader is connected (success), when the
+  /// changes. It ends when cancelled (`canceled`), when `connectReader` is called (success), when the
   /// scan's timeout fires (success if any reader was found, `bluetoothScanTimedOut` otherwise), or
   /// when Bluetooth is turned off (`bluetoothDisabled`). A second discovery waits for the first.
   @discardableResult

@@ -125,9 +125,12 @@ final class TerminalEngine: @unchecked Sendable {
   func submit(_ id: JobID, _ job: Job, cancelable: Cancelable?) {
     entries[id] = Entry(job: job, cancelable: cancelable)
     let start: CommandQueue<JobID>.Start
-    if case .connect = job, let running = queue.running, isDiscoveryJob(running), link == nil {
-      // Connecting to a discovered reader ends the discovery, and goes before queued commands.
-      start = queue.submitFirst(id)
+    if case .connect = job, let running = queue.running, isDiscoveryJob(running) {
+      // Connecting to a discovered reader ends the discovery; a scan without a timeout would otherwise
+      // hold the connect forever. With no reader connected the connect goes before queued commands;
+      // with one connected it keeps its place (a queued disconnect may come first), and if nothing
+      // does, it fails at once with `alreadyConnected`.
+      start = link == nil ? queue.submitFirst(id) : queue.submit(id)
       finishDiscovery(nil)
     } else {
       start = queue.submit(id)
