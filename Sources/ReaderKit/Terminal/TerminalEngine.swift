@@ -165,8 +165,12 @@ final class TerminalEngine: @unchecked Sendable {
     }
   }
 
-  func cancelReconnect() {
-    guard link?.machine.isReconnecting == true, let actions = link?.machine.cancelReconnect() else { return }
+  /// Cancels the reconnection `handle` was given for; a handle of a reconnection that has ended
+  /// (succeeded, then the reader dropped again) must not stop the next one.
+  func cancelReconnect(_ handle: Cancelable) {
+    guard link?.reconnect === handle, link?.machine.isReconnecting == true,
+      let actions = link?.machine.cancelReconnect()
+    else { return }
     link?.reconnectCanceled = true
     perform(actions)
   }
@@ -396,7 +400,7 @@ final class TerminalEngine: @unchecked Sendable {
         finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
       case .reconnectStarted(let reader, let reason):
         queue.hold()
-        let cancelable = Cancelable { [self] in scheduler.execute { self.cancelReconnect() } }
+        let cancelable = Cancelable(onCancelOf: { [self] handle in scheduler.execute { self.cancelReconnect(handle) } })
         link?.reconnect = cancelable
         link?.reconnectCanceled = false
         refreshStatus()
