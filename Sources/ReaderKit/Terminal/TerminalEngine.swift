@@ -475,9 +475,11 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func finishLaunch(_ owner: JobID, _ result: Result<Reader?, ReaderError>) {
     guard let entry = entries[owner], case .launch(let job) = entry.job else { return }
+    // Removed before its discovery is ended: ending it reports back here (`discoveryFinished`), and
+    // that report must find the job already finished.
+    removeEntry(owner)
     disarm(.launchTimeout)
     if discovery?.owner == owner { finishDiscovery(result.failure) }
-    removeEntry(owner)
     publish(.didFinishLaunchReconnect(result.failure))
     job.completion(result)
     entry.cancelable?.completed(canceled: result.failure?.code == .canceled)
