@@ -96,6 +96,9 @@ final class TerminalEngine: @unchecked Sendable {
   private var timers: [TimerKey: ScheduledWork] = [:]
   private var lastSeen: [String: Duration] = [:]
   private var publishedStatus = ConnectionStatus.notConnected
+  /// Set while one step moves from a phase to the next (the launch's discovery to its connect), so
+  /// the status does not pass through `notConnected` in between.
+  private var statusHeld = false
 
   init(scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning, seed: UInt64) {
     self.scheduler = scheduler
@@ -349,7 +352,9 @@ final class TerminalEngine: @unchecked Sendable {
       else { return }
       reader.simulated = reader.simulated || discovery?.machine.simulated == true
       publish(.didFindSavedReader(reader))
+      statusHeld = true
       finishDiscovery(nil)
+      statusHeld = false
       startConnect(owner: owner, reader: reader, configuration: configuration)
     default:
       break
@@ -563,6 +568,7 @@ final class TerminalEngine: @unchecked Sendable {
   // MARK: Publishing
 
   private func refreshStatus() {
+    guard !statusHeld else { return }
     let linkStatus = link?.machine.status ?? .notConnected
     let status: ConnectionStatus = linkStatus == .notConnected && discovery != nil ? .discovering : linkStatus
     let reader = link?.machine.connectedReader
