@@ -116,7 +116,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       entry.reader.isInRange = inRange
       world.entries[serialNumber] = entry
       self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
-      return inRange ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
+      return inRange
+        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
     }
   }
 
@@ -168,9 +169,13 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       world.entries[serialNumber] = entry
       var events: [BluetoothEvent] = []
       if entry.linked {
-        events.append(.batteryDidChange(serialNumber: serialNumber, level: entry.reader.batteryLevel, isCharging: entry.reader.isCharging))
+        events.append(
+          .batteryDidChange(
+            serialNumber: serialNumber, level: entry.reader.batteryLevel, isCharging: entry.reader.isCharging))
       }
-      if entry.reader.batteryLevel <= BatteryStatus.criticalThreshold && !entry.reader.isCharging && entry.reader.isPoweredOn {
+      if entry.reader.batteryLevel <= BatteryStatus.criticalThreshold && !entry.reader.isCharging
+        && entry.reader.isPoweredOn
+      {
         self.record(serialNumber, "criticalBatteryShutdown", in: &world)
         events += self.switchOff(serialNumber, .criticalBatteryLevel, in: &world)
       }
@@ -184,7 +189,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     let steps = max(1, Int(duration / .seconds(60)))
     for step in 1...steps {
       let value = start + (level - start) * Double(step) / Double(steps)
-      clock.schedule(after: duration * (Double(step) / Double(steps))) { [self] in setBattery(serialNumber, level: value) }
+      clock.schedule(after: duration * (Double(step) / Double(steps))) { [self] in
+        setBattery(serialNumber, level: value)
+      }
     }
   }
 
@@ -261,7 +268,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     mutate { world in
       world.entries[serialNumber]?.connectRequests += 1
       guard world.radioOn else {
-        return [.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off"))]
+        return [
+          .didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off"))
+        ]
       }
       guard world.entries[serialNumber] != nil else {
         return [
@@ -341,7 +350,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   /// The reader switches itself off (or is switched off) for `reason`: its link drops and its timers
   /// stop, so a reader left off leaves no work behind on the clock.
-  private func switchOff(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+  private func switchOff(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent]
+  {
     guard var entry = world.entries[serialNumber] else { return [] }
     entry.reader.isPoweredOn = false
     for work in [entry.securityReboot, entry.idleTimer].compactMap({ $0 }) { clock.cancel(work) }
@@ -390,7 +400,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   }
 
   private func rebootNow(_ serialNumber: String, reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
-    guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else { return [] }
+    guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else {
+      return []
+    }
     record(serialNumber, reason == .securityReboot ? "securityReboot" : "rebooting", in: &world)
     let events = unreachable(serialNumber, reason, in: &world)
     world.entries[serialNumber]?.rebootingUntil = clock.elapsed + entry.reader.rebootDuration
@@ -406,7 +418,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   }
 
   /// The reader can no longer be reached: drop its link for `reason` and stop its advertising.
-  private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+  private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World)
+    -> [BluetoothEvent]
+  {
     guard var entry = world.entries[serialNumber] else { return [] }
     if let work = entry.advertising { clock.cancel(work) }
     entry.advertising = nil
@@ -418,7 +432,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       events.append(.didDisconnect(serialNumber: serialNumber, reason: reason))
     } else if entry.pendingConnect && reason == .bluetoothDisabled {
       entry.pendingConnect = false
-      events.append(.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
+      events.append(
+        .didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
     }
     world.entries[serialNumber] = entry
     return events

@@ -128,10 +128,13 @@ public final class Terminal: Sendable {
 
   /// Connects to a discovered reader; see `connectReader(_:connectionConfig:completion:)`.
   /// Cancelling the task cancels the connection attempt.
-  public func connectReader(_ reader: Reader, connectionConfig: BluetoothConnectionConfiguration) async throws(ReaderError)
+  public func connectReader(_ reader: Reader, connectionConfig: BluetoothConnectionConfiguration)
+    async throws(ReaderError)
     -> Reader
   {
-    try await awaitResult { completion in connectReader(reader, connectionConfig: connectionConfig, completion: completion) }
+    try await awaitResult { completion in
+      connectReader(reader, connectionConfig: connectionConfig, completion: completion)
+    }
   }
 
   /// Disconnects the connected reader (reason `disconnectRequested`; no reconnection follows).

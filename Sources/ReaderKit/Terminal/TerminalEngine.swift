@@ -100,7 +100,10 @@ final class TerminalEngine: @unchecked Sendable {
   /// the status does not pass through `notConnected` in between.
   private var statusHeld = false
 
-  init(scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning, seed: UInt64) {
+  init(
+    scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning,
+    seed: UInt64
+  ) {
     self.scheduler = scheduler
     self.central = central
     self.store = store
@@ -265,7 +268,9 @@ final class TerminalEngine: @unchecked Sendable {
       publish(.didStartLaunchReconnect(serialNumber: saved.serialNumber))
       if link != nil {
         return fail(
-          id, ReaderError(.alreadyConnected, "a reader is already connected", context: ["serialNumber": saved.serialNumber]))
+          id,
+          ReaderError(.alreadyConnected, "a reader is already connected", context: ["serialNumber": saved.serialNumber])
+        )
       }
       arm(.launchTimeout, after: job.timeout)
       startDiscovery(owner: id, method: .bluetoothScan(timeout: nil), simulated: true)
