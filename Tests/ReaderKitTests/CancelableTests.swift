@@ -85,7 +85,8 @@ private final class Timeline: Sendable {
     let first = Outcome<ReaderError?>()
     let secondDelegate = DiscoveryRecorder(clock: h.clock)
     let second = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(h.scan(timeout: 5), delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    h.terminal.discoverReaders(
+      h.scan(timeout: 5), delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
     h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
     h.clock.runUntilIdle()
     #expect(h.log.kinds.contains(.didQueueCommand(command: "discoverReaders", position: 1)))
@@ -108,7 +109,8 @@ private final class Timeline: Sendable {
     let second = Outcome<ReaderError?>()
     let answer = Outcome<CancelResult>()
     let secondDelegate = DiscoveryRecorder(clock: h.clock)
-    let running = h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    let running = h.terminal.discoverReaders(
+      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
     let waiting = h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
     h.clock.advance(by: .seconds(1))
 
@@ -130,7 +132,8 @@ private final class Timeline: Sendable {
   @Test func asyncCancelWaitsUntilTheOperationStopped() async {
     let h = Harness()
     let done = Outcome<ReaderError?>()
-    let discovery = h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+    let discovery = h.terminal.discoverReaders(
+      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(1))
     let canceller = Task { await discovery.cancel() }
     var result: CancelResult?

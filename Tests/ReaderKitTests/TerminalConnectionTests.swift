@@ -19,7 +19,8 @@ import Testing
 
     let connected = Outcome<Result<Reader, ReaderError>>()
     let mark = h.log.count
-    h.terminal.connectReader(discovered, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.terminal.connectReader(
+      discovered, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
     #expect(h.terminal.connectedReader == nil)
@@ -36,7 +37,8 @@ import Testing
     #expect(reader?.label == "Dock")
     #expect(h.terminal.connectionStatus == .connected)
     #expect(h.terminal.connectedReader == reader)
-    #expect(h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
+    #expect(
+      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
     #expect(
       h.log.since(mark).map(\.name) == [
         "didChangeConnectionStatus", "didChangeConnectionStatus", "didConnect", "didSaveReader",
@@ -49,7 +51,8 @@ import Testing
     let h = Harness()
     guard let found = h.discover(Fixture.chipper) else { return }
     let connected = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.runUntilIdle()
     #expect(found.completion.value == .some(nil))
     #expect(found.discovery.isCompleted)
@@ -68,7 +71,8 @@ import Testing
     guard let connection = h.connect(Fixture.chipper), let other = h.discover(Fixture.m2) else { return }
     let second = Outcome<Result<Reader, ReaderError>>()
     // The scan runs without a timeout: the connect must not wait behind it.
-    h.terminal.connectReader(other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: second.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: second.record)
     h.clock.runUntilIdle()
     #expect(second.value?.failure?.code == .alreadyConnected)
     #expect(other.completion.value == .some(nil))
@@ -96,7 +100,8 @@ import Testing
     h.world.setPower(Fixture.wisePad, on: false)
     h.clock.advance(by: DiscoveryTuning().stalenessWindow)
     let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .readerNotFound)
     #expect(h.terminal.connectionStatus == .notConnected)
@@ -107,7 +112,8 @@ import Testing
     guard let found = h.discover(Fixture.wisePad) else { return }
     let result = Outcome<Result<Reader, ReaderError>>()
     h.world.setInRange(Fixture.wisePad, false)  // Still in the list, but gone.
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
 
@@ -118,8 +124,9 @@ import Testing
     h.clock.advance(by: .milliseconds(1))
     #expect(result.value?.failure?.code == .bluetoothConnectTimedOut)
     #expect(h.terminal.connectionStatus == .notConnected)
-    #expect(h.log.kinds.last { if case .didFailToConnect = $0 { true } else { false } }
-      == .didFailToConnect(serialNumber: Fixture.wisePad, error: result.value!.failure!))
+    #expect(
+      h.log.kinds.last { if case .didFailToConnect = $0 { true } else { false } }
+        == .didFailToConnect(serialNumber: Fixture.wisePad, error: result.value!.failure!))
 
     // Coming back in range later does not connect behind the app's back.
     h.world.setInRange(Fixture.wisePad, true)
@@ -181,7 +188,8 @@ import Testing
     let disconnected = Outcome<ReaderError?>()
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.disconnectReader(completion: disconnected.record)
-    h.terminal.connectReader(other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.advance(by: .seconds(3))
     #expect(disconnected.value == .some(nil))
     #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
@@ -194,7 +202,8 @@ import Testing
     let disconnected = Outcome<ReaderError?>()
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.disconnectReader(completion: disconnected.record)
-    h.terminal.connectReader(other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.advance(by: .seconds(3))
     #expect(disconnected.value == .some(nil))
     #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
@@ -208,7 +217,8 @@ import Testing
     h.world.setRadio(on: false)
     h.clock.runUntilIdle()
     let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .bluetoothDisabled)
     #expect(h.terminal.connectionStatus == .notConnected)
@@ -218,7 +228,9 @@ import Testing
     let h = Harness()
     guard let found = h.discover(Fixture.chipper) else { return }
     let config = h.configuration(ReaderRecorder())
-    let task = Task { [terminal = h.terminal] in try await terminal.connectReader(found.reader, connectionConfig: config) }
+    let task = Task { [terminal = h.terminal] in
+      try await terminal.connectReader(found.reader, connectionConfig: config)
+    }
     for _ in 0..<100_000 where h.terminal.connectionStatus != .connected {
       await Task.yield()
       h.clock.advance(by: .milliseconds(100))

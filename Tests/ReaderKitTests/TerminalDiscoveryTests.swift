@@ -36,7 +36,8 @@ import Testing
     // Eight readers all start advertising within the first second: a burst.
     var readers = Fixture.readers()
     for index in 0..<5 {
-      readers.append(SimulatedReader(serialNumber: "WPC32-10\(index)", deviceType: .wisePad3, distance: 1 + Double(index)))
+      readers.append(
+        SimulatedReader(serialNumber: "WPC32-10\(index)", deviceType: .wisePad3, distance: 1 + Double(index)))
     }
     let h = Harness(readers: readers)
     let delegate = DiscoveryRecorder(clock: h.clock)
@@ -128,7 +129,8 @@ import Testing
   @Test func zeroTimeoutScansUntilCancelled() {
     let h = Harness()
     let done = Outcome<ReaderError?>()
-    let discovery = h.terminal.discoverReaders(h.scan(timeout: 0), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+    let discovery = h.terminal.discoverReaders(
+      h.scan(timeout: 0), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(3600))
     #expect(done.count == 0)
     #expect(h.terminal.connectionStatus == .discovering)

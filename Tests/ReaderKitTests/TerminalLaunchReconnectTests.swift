@@ -1,13 +1,15 @@
 import Foundation
-import ReaderKit
 import ReaderSimulator
 import Testing
+
+@testable import ReaderKit
 
 @Suite struct TerminalLaunchReconnectTests {
   @Test func connectingSavesTheReaderAndTheNextLaunchReconnectsIt() {
     let h = Harness()
     guard h.connect(Fixture.m2) != nil else { return }
-    #expect(h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
+    #expect(
+      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
     h.clock.advance(by: .seconds(60))
 
     let (terminal, log) = h.relaunch()
@@ -20,6 +22,7 @@ import Testing
 
     let reader = try? result.value?.get()
     #expect(reader?.serialNumber == Fixture.m2)
+    #expect(terminal.engine.armedTimers == [])  // Nothing of the discovery or the launch is left.
     #expect(reader?.locationId == Fixture.location)
     #expect(terminal.connectionStatus == .connected)
     #expect(terminal.connectedReader?.serialNumber == Fixture.m2)
@@ -35,7 +38,8 @@ import Testing
     // The reader is now under the new delegate, with automatic reconnection on.
     h.world.walkAway(Fixture.m2, for: .seconds(5))
     h.clock.advance(by: .seconds(30))
-    #expect(delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange), .didSucceedReconnect(Fixture.m2)])
+    #expect(
+      delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange), .didSucceedReconnect(Fixture.m2)])
   }
 
   @Test func launchReconnectFailsWithReaderNotFoundAfterTheTimeout() {
@@ -53,7 +57,9 @@ import Testing
     #expect(result.value?.failure?.code == .readerNotFound)
     #expect(result.value?.failure?.context["serialNumber"] == Fixture.m2)
     #expect(h.terminal.connectionStatus == .notConnected)
-    #expect(h.log.kinds.last { $0 != .didChangeConnectionStatus(.notConnected) } == .didFinishLaunchReconnect(result.value?.failure))
+    #expect(
+      h.log.kinds.last { $0 != .didChangeConnectionStatus(.notConnected) }
+        == .didFinishLaunchReconnect(result.value?.failure))
     #expect(!h.world.isScanning)
     // The saved reader is kept for the next try.
     #expect(store.savedReader?.serialNumber == Fixture.m2)
@@ -126,7 +132,8 @@ import Testing
     let store = InMemoryReaderStore(SavedReader(serialNumber: Fixture.wisePad, locationId: Fixture.location))
     let h = Harness(store: store)
     let before = Outcome<ReaderError?>()
-    let blocker = h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: before.record)
+    let blocker = h.terminal.discoverReaders(
+      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: before.record)
     if stage != .waiting { blocker.cancel() }
     if stage == .discovering { h.world.setInRange(Fixture.wisePad, false) }
     let result = Outcome<Result<Reader?, ReaderError>>()
@@ -150,7 +157,10 @@ import Testing
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .canceled)
     #expect(answer.all == [.canceled])
-    #expect(h.log.kinds.contains { if case .didFinishLaunchReconnect(let error) = $0 { error?.code == .canceled } else { false } })
+    #expect(
+      h.log.kinds.contains {
+        if case .didFinishLaunchReconnect(let error) = $0 { error?.code == .canceled } else { false }
+      })
 
     if stage == .waiting {
       #expect(h.terminal.connectionStatus == .discovering)  // The scan ahead of it goes on.

@@ -33,7 +33,8 @@ private let hour = Duration.seconds(3600)
       ])
     #expect(h.terminal.connectionStatus == .connected)
     #expect(h.terminal.connectedReader?.locationId == Fixture.location)
-    #expect(h.world.worldEvents.map(\.kind).filter { $0 == "rebooting" || $0 == "rebooted" } == ["rebooting", "rebooted"])
+    #expect(
+      h.world.worldEvents.map(\.kind).filter { $0 == "rebooting" || $0 == "rebooted" } == ["rebooting", "rebooted"])
   }
 
   @Test func rebootWithoutAutoReconnectDisconnectsWithRebootRequested() {

@@ -187,7 +187,10 @@ extension EventLog {
     h.clock.advance(by: .seconds(20) - .milliseconds(1))
     #expect(connection.delegate.connectionCalls.count == 1)
     h.clock.advance(by: .milliseconds(1))
-    #expect(connection.delegate.connectionCalls.suffix(2) == [.didFailReconnect(Fixture.m2), .didDisconnect(Fixture.m2, .poweredOff)])
+    #expect(
+      connection.delegate.connectionCalls.suffix(2) == [
+        .didFailReconnect(Fixture.m2), .didDisconnect(Fixture.m2, .poweredOff),
+      ])
   }
 
   @Test func reconnectAttemptsFollowTheBackoffScheduleWithJitterFromTheSeed() {
@@ -423,7 +426,10 @@ extension EventLog {
     h.clock.advance(by: .seconds(58))
     #expect(disconnected.count == 0)
     h.clock.advance(by: .seconds(2))
-    #expect(connection.delegate.connectionCalls.suffix(2) == [.didFailReconnect(Fixture.m2), .didDisconnect(Fixture.m2, .poweredOff)])
+    #expect(
+      connection.delegate.connectionCalls.suffix(2) == [
+        .didFailReconnect(Fixture.m2), .didDisconnect(Fixture.m2, .poweredOff),
+      ])
     #expect(disconnected.value??.code == .notConnected)
   }
 

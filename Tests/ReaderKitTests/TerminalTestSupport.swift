@@ -232,7 +232,8 @@ struct Harness {
 
   /// A terminal over the fixed test world (or `readers`), with `seed` for both world and terminal.
   init(
-    seed: UInt64 = 1, readers: [SimulatedReader] = Fixture.readers(), store: InMemoryReaderStore = InMemoryReaderStore(),
+    seed: UInt64 = 1, readers: [SimulatedReader] = Fixture.readers(),
+    store: InMemoryReaderStore = InMemoryReaderStore(),
     tuning: DiscoveryTuning = DiscoveryTuning()
   ) {
     clock = VirtualClock()
@@ -265,7 +266,9 @@ struct Harness {
   }
 
   /// Scans until `serial` is listed, returning it as discovered (the scan keeps running).
-  func discover(_ serial: String, within limit: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation)
+  func discover(
+    _ serial: String, within limit: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation
+  )
     -> (reader: Reader, discovery: Cancelable, completion: Outcome<ReaderError?>)?
   {
     let delegate = DiscoveryRecorder(clock: clock)

@@ -543,6 +543,9 @@ final class TerminalEngine: @unchecked Sendable {
 
   // MARK: Timers
 
+  /// The timers the engine keeps right now (for tests: none may outlive the work they time).
+  var armedTimers: [String] { timers.keys.map { "\($0)" }.sorted() }
+
   private func arm(_ key: TimerKey, after delay: Duration) {
     disarm(key)
     timers[key] = scheduler.schedule(after: delay) { [self] in fire(key) }
