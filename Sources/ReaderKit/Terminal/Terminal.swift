@@ -150,8 +150,9 @@ public final class Terminal: Sendable {
 
   /// Reboots the connected reader. The completion reports success once the reader accepted; it then
   /// disconnects (`rebootRequested`), restarts, and — with automatic reconnection — is reconnected.
-  /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Fails with `notConnected`
-  /// or `rebootFailed`.
+  /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Commands issued after it
+  /// start once the reader has dropped the link: a `disconnectReader()` right after a reboot waits
+  /// for the reconnection and then disconnects. Fails with `notConnected` or `rebootFailed`.
   public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
     _ = submit(.reboot(completion), cancelable: false)
   }

@@ -55,6 +55,8 @@ final class TerminalEngine: @unchecked Sendable {
     case discovery(DiscoveryStateMachine.Timer)
     case link(ConnectionStateMachine.Timer)
     case launchTimeout
+    /// How long an accepted reboot may keep the command line waiting for the reader to drop.
+    case rebootDrop
   }
 
   private struct ActiveDiscovery {
@@ -99,6 +101,10 @@ final class TerminalEngine: @unchecked Sendable {
   /// Set while one step moves from a phase to the next (the launch's discovery to its connect), so
   /// the status does not pass through `notConnected` in between.
   private var statusHeld = false
+  /// A reboot that was accepted (its completion has run) and keeps its place at the head of the
+  /// line until the reader drops the link, so commands queued behind it see the reconnection (or
+  /// the disconnect) rather than a reader that is connected but about to go.
+  private var acceptedReboot: JobID?
 
   init(
     scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning,
@@ -407,7 +413,14 @@ final class TerminalEngine: @unchecked Sendable {
         finishShortCommand(where: { if case .disconnect = $0 { true } else { false } }, error: nil)
       case .rebootAnswered(let error):
         publish(.didRespondToReboot(serialNumber: link?.reader.serialNumber ?? "", error: error))
-        finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
+        if error == nil, let id = queue.running, let entry = entries[id], case .reboot(let completion) = entry.job {
+          removeEntry(id)
+          acceptedReboot = id
+          arm(.rebootDrop, after: Self.rebootDropTimeout)
+          completion(nil)
+        } else {
+          finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
+        }
       case .reconnectStarted(let reader, let reason):
         queue.hold()
         let cancelable = Cancelable(onCancelOf: { [self] handle in scheduler.execute { self.cancelReconnect(handle) } })
@@ -416,6 +429,7 @@ final class TerminalEngine: @unchecked Sendable {
         refreshStatus()
         publish(.didStartReconnect(reader, reason: reason))
         link?.configuration.delegate.reader(reader, didStartReconnect: cancelable, disconnectReason: reason)
+        releaseAcceptedReboot()
       case .reconnectSucceeded(let reader):
         refreshStatus()
         publish(.readerDidSucceedReconnect(reader))
@@ -437,6 +451,7 @@ final class TerminalEngine: @unchecked Sendable {
         if ended?.reconnect != nil { advance(queue.release()) }
         // A reboot that never got its answer must still complete.
         finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: notConnected())
+        releaseAcceptedReboot()
       case .lowBatteryWarning(let reader):
         publish(.readerDidReportLowBatteryWarning(reader))
         link?.configuration.delegate.readerDidReportLowBatteryWarning(reader)
@@ -506,6 +521,17 @@ final class TerminalEngine: @unchecked Sendable {
     advance(queue.finish(id))
   }
 
+  /// The time a reader has to drop the link after accepting a reboot before the commands behind the
+  /// reboot run anyway.
+  static let rebootDropTimeout = Duration.seconds(10)
+
+  private func releaseAcceptedReboot() {
+    guard let id = acceptedReboot else { return }
+    acceptedReboot = nil
+    disarm(.rebootDrop)
+    advance(queue.finish(id))
+  }
+
   private func fail(_ id: JobID, _ error: ReaderError) {
     guard entries[id] != nil else { return }
     if case .launch = entries[id]?.job { return finishLaunch(id, .failure(error)) }
@@ -562,6 +588,8 @@ final class TerminalEngine: @unchecked Sendable {
       if let actions = discovery?.machine.timerFired(timer, now: scheduler.elapsed) { perform(actions) }
     case .link(let timer):
       if let actions = link?.machine.timerFired(timer) { perform(actions) }
+    case .rebootDrop:
+      releaseAcceptedReboot()
     case .launchTimeout:
       guard let owner = discovery?.owner, case .launch(let job) = entries[owner]?.job else { return }
       finishLaunch(
