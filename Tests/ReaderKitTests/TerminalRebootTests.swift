@@ -52,6 +52,40 @@ private let hour = Duration.seconds(3600)
     #expect(h.discover(Fixture.m2) != nil)
   }
 
+  @Test func disconnectQueuedBehindARebootDisconnectsTheReaderOnceItIsBack() {
+    let h = Harness()
+    guard let connection = h.connect(Fixture.m2) else { return }
+    let rebooted = Outcome<ReaderError?>()
+    let disconnected = Outcome<ReaderError?>()
+    h.terminal.rebootReader(completion: rebooted.record)
+    h.terminal.disconnectReader(completion: disconnected.record)
+    h.clock.advance(by: .seconds(1))
+    #expect(rebooted.value == .some(nil))
+    #expect(disconnected.count == 0)  // Waits for the reconnection the reboot started.
+    h.clock.advance(by: .seconds(30))
+    #expect(
+      connection.delegate.connectionCalls == [
+        .didStartReconnect(Fixture.m2, .rebootRequested), .didSucceedReconnect(Fixture.m2),
+      ])
+    #expect(disconnected.value == .some(nil))
+    #expect(h.terminal.connectionStatus == .notConnected)
+    h.clock.advance(by: .seconds(60))
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func rebootRefusedBecauseTheReaderDroppedFailsWithRebootFailed() {
+    let h = Harness()
+    guard let connection = h.connect(Fixture.m2) else { return }
+    let rebooted = Outcome<ReaderError?>()
+    h.terminal.rebootReader(completion: rebooted.record)
+    h.clock.advance(by: .milliseconds(100))
+    h.world.setInRange(Fixture.m2, false)
+    h.clock.advance(by: .seconds(1))
+    #expect(rebooted.value??.code == .rebootFailed)
+    #expect(h.log.kinds.contains { if case .didRespondToReboot(Fixture.m2, let error?) = $0 { error.code == .rebootFailed } else { false } })
+    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange)])
+  }
+
   @Test func rebootWithNothingConnectedFailsWithNotConnected() {
     let h = Harness()
     let done = Outcome<ReaderError?>()
