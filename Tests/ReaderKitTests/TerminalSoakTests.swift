@@ -112,11 +112,32 @@ private final class Merchant: Sendable {
   private func connected() {
     state.withLock { $0.phase = .connected }
     let choice = draw()
+    let delay = Duration.seconds(Int64(1 + draw() * 1800))
     if choice < 0.15 {
-      after(.seconds(Int64(1 + draw() * 1800))) { [self] in terminal.rebootReader(completion: completion()) }
+      after(delay) { [self] in terminal.rebootReader(completion: completion()) }
     } else if choice < 0.25 {
-      after(.seconds(Int64(1 + draw() * 1800))) { [self] in terminal.disconnectReader(completion: completion()) }
+      after(delay) { [self] in terminal.disconnectReader(completion: completion()) }
+    } else if choice < 0.32 {
+      after(delay) { [self] in
+        terminal.rebootReader(completion: completion())
+        terminal.disconnectReader(completion: completion())
+      }
+    } else if choice < 0.42 {
+      // Browsing while connected; sometimes tapping a reader, which must not disturb the connection.
+      let tap = draw() < 0.5
+      after(delay) { [self] in browse(thenTap: tap) }
     }
+  }
+
+  private func browse(thenTap tap: Bool) {
+    let finder = Finder(target: target) { [self] reader in
+      guard tap else { return }
+      let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_other")
+        .build()
+      terminal.connectReader(reader, connectionConfig: config, completion: completion())
+    }
+    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(10).setSimulated(true).build()
+    terminal.discoverReaders(scan, delegate: finder, completion: completion())
   }
 
   private func retryLater() {
