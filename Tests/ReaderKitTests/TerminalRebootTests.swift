@@ -82,7 +82,10 @@ private let hour = Duration.seconds(3600)
     h.world.setInRange(Fixture.m2, false)
     h.clock.advance(by: .seconds(1))
     #expect(rebooted.value??.code == .rebootFailed)
-    #expect(h.log.kinds.contains { if case .didRespondToReboot(Fixture.m2, let error?) = $0 { error.code == .rebootFailed } else { false } })
+    #expect(
+      h.log.kinds.contains {
+        if case .didRespondToReboot(Fixture.m2, let error?) = $0 { error.code == .rebootFailed } else { false }
+      })
     #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange)])
   }
 
