@@ -4,9 +4,11 @@ import Synchronization
 /// A seeded, virtual Bluetooth world: the host's radio and the readers around it.
 ///
 /// It implements `BluetoothCentral` for the terminal and offers script controls (move a reader out
-/// of range, switch it off, drain its battery, turn the host's radio off) for tests, the CLI demo and
-/// apps' own tests. Everything runs on the `VirtualClock` it is given, and all randomness (signal
-/// noise, advertising jitter) comes from its seed, so the same seed and script give the same events.
+/// of range, switch it off, drain its battery, turn the host's radio off, force a security reboot,
+/// terminate the host app) for tests, the CLI demo and apps' own tests; `SimulatedFaultSchedule`
+/// drives them from a script or a seed. Everything runs on the `VirtualClock` it is given, and all
+/// randomness (signal noise, advertising jitter) comes from its seed, so the same seed and script
+/// give the same events.
 ///
 /// Behaviour worth knowing:
 /// - A reader advertises about once a second while a scan runs, it is switched on, in range, not
@@ -16,7 +18,9 @@ import Synchronization
 /// - M2 and WisePad 3 reboot themselves 24 hours after they last started (`securityReboot`);
 ///   `reboot` restarts that count. A reader not on external power and left without host activity
 ///   (connect, reboot) for 10 hours switches itself off (`idlePowerDown`); a battery at or below 5 %
-///   switches it off too (`criticalBatteryLevel`).
+///   switches it off too (`criticalBatteryLevel`). A reader that is off runs neither count; both
+///   start over when it is switched on, so a world whose readers are all off leaves no work on the
+///   clock.
 public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   /// Something that happened in the world, for narration and assertions.
   public struct WorldEvent: Sendable, Hashable, CustomStringConvertible {
