@@ -4,9 +4,11 @@ import Synchronization
 /// A seeded, virtual Bluetooth world: the host's radio and the readers around it.
 ///
 /// It implements `BluetoothCentral` for the terminal and offers script controls (move a reader out
-/// of range, switch it off, drain its battery, turn the host's radio off) for tests, the CLI demo and
-/// apps' own tests. Everything runs on the `VirtualClock` it is given, and all randomness (signal
-/// noise, advertising jitter) comes from its seed, so the same seed and script give the same events.
+/// of range, switch it off, drain its battery, turn the host's radio off, force a security reboot,
+/// terminate the host app) for tests, the CLI demo and apps' own tests; `SimulatedFaultSchedule`
+/// drives them from a script or a seed. Everything runs on the `VirtualClock` it is given, and all
+/// randomness (signal noise, advertising jitter) comes from its seed, so the same seed and script
+/// give the same events.
 ///
 /// Behaviour worth knowing:
 /// - A reader advertises about once a second while a scan runs, it is switched on, in range, not
@@ -16,7 +18,9 @@ import Synchronization
 /// - M2 and WisePad 3 reboot themselves 24 hours after they last started (`securityReboot`);
 ///   `reboot` restarts that count. A reader not on external power and left without host activity
 ///   (connect, reboot) for 10 hours switches itself off (`idlePowerDown`); a battery at or below 5 %
-///   switches it off too (`criticalBatteryLevel`).
+///   switches it off too (`criticalBatteryLevel`). A reader that is off runs neither count; both
+///   start over when it is switched on, so a world whose readers are all off leaves no work on the
+///   clock.
 public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   /// Something that happened in the world, for narration and assertions.
   public struct WorldEvent: Sendable, Hashable, CustomStringConvertible {
@@ -47,6 +51,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     var connectCompletion: ScheduledWork?
     var linked = false
     var ledFlashes = 0
+    var connectRequests = 0
   }
 
   private struct World {
@@ -96,6 +101,15 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     world.withLock { $0.entries[serialNumber]?.ledFlashes ?? 0 }
   }
 
+  /// How many times the host asked to connect to the reader — every reconnection attempt counts,
+  /// including a request refused at once because the host's radio was off.
+  public func connectRequestCount(_ serialNumber: String) -> Int {
+    world.withLock { $0.entries[serialNumber]?.connectRequests ?? 0 }
+  }
+
+  /// Whether the host's radio is scanning.
+  public var isScanning: Bool { world.withLock { $0.scanning } }
+
   /// Everything that happened so far.
   public var worldEvents: [WorldEvent] { world.withLock { $0.log } }
 
@@ -106,7 +120,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       entry.reader.isInRange = inRange
       world.entries[serialNumber] = entry
       self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
-      return inRange ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
+      return inRange
+        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
     }
   }
 
@@ -124,16 +139,27 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     }
   }
 
-  /// Switches a reader on or off. Off drops its link (`poweredOff`).
+  /// Switches a reader on or off. Off drops its link (`poweredOff`) and stops its clocks (the
+  /// 24-hour and idle counts start over when it is switched on).
   public func setPower(_ serialNumber: String, on: Bool) {
     mutate { world in
-      guard var entry = world.entries[serialNumber], entry.reader.isPoweredOn != on else { return [] }
-      entry.reader.isPoweredOn = on
-      world.entries[serialNumber] = entry
+      guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn != on else { return [] }
       self.record(serialNumber, on ? "poweredOn" : "poweredOff", in: &world)
-      guard on else { return self.unreachable(serialNumber, .poweredOff, in: &world) }
+      guard on else { return self.switchOff(serialNumber, .poweredOff, in: &world) }
+      world.entries[serialNumber]?.reader.isPoweredOn = true
       self.started(serialNumber, in: &world)
       return self.becameReachable(serialNumber, in: &world)
+    }
+  }
+
+  /// Makes an M2 or WisePad 3 perform its security reboot now, as if its 24 hours were up; the
+  /// count starts over when it is back. A Chipper 2X, or a reader that is off or rebooting, ignores it.
+  public func forceSecurityReboot(_ serialNumber: String) {
+    mutate { world in
+      guard let entry = world.entries[serialNumber], entry.reader.deviceType.hasSecurityReboot else { return [] }
+      if let work = entry.securityReboot { self.clock.cancel(work) }
+      world.entries[serialNumber]?.securityReboot = nil
+      return self.rebootNow(serialNumber, reason: .securityReboot, in: &world)
     }
   }
 
@@ -147,12 +173,15 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       world.entries[serialNumber] = entry
       var events: [BluetoothEvent] = []
       if entry.linked {
-        events.append(.batteryDidChange(serialNumber: serialNumber, level: entry.reader.batteryLevel, isCharging: entry.reader.isCharging))
+        events.append(
+          .batteryDidChange(
+            serialNumber: serialNumber, level: entry.reader.batteryLevel, isCharging: entry.reader.isCharging))
       }
-      if entry.reader.batteryLevel <= BatteryStatus.criticalThreshold && !entry.reader.isCharging && entry.reader.isPoweredOn {
-        world.entries[serialNumber]?.reader.isPoweredOn = false
+      if entry.reader.batteryLevel <= BatteryStatus.criticalThreshold && !entry.reader.isCharging
+        && entry.reader.isPoweredOn
+      {
         self.record(serialNumber, "criticalBatteryShutdown", in: &world)
-        events += self.unreachable(serialNumber, .criticalBatteryLevel, in: &world)
+        events += self.switchOff(serialNumber, .criticalBatteryLevel, in: &world)
       }
       return events
     }
@@ -164,7 +193,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     let steps = max(1, Int(duration / .seconds(60)))
     for step in 1...steps {
       let value = start + (level - start) * Double(step) / Double(steps)
-      clock.schedule(after: duration * (Double(step) / Double(steps))) { [self] in setBattery(serialNumber, level: value) }
+      clock.schedule(after: duration * (Double(step) / Double(steps))) { [self] in
+        setBattery(serialNumber, level: value)
+      }
     }
   }
 
@@ -183,6 +214,29 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
         }
       }
       return events
+    }
+  }
+
+  /// Simulates the host app being terminated (or crashing): every link and pending connection is
+  /// dropped without an event, the scan stops and the event handler is removed. The readers notice
+  /// the lost link and advertise again, so a new `Terminal` created over the same world — a second
+  /// launch — can find them (see `Terminal.reconnectToSavedReader`).
+  public func terminateHostApp() {
+    mutate { world in
+      self.record(nil, "hostAppTerminated", in: &world)
+      world.handler = nil
+      world.scanning = false
+      for serial in world.order {
+        guard var entry = world.entries[serial] else { continue }
+        if let work = entry.advertising { self.clock.cancel(work) }
+        if let work = entry.connectCompletion { self.clock.cancel(work) }
+        entry.advertising = nil
+        entry.connectCompletion = nil
+        entry.pendingConnect = false
+        entry.linked = false
+        world.entries[serial] = entry
+      }
+      return []
     }
   }
 
@@ -216,8 +270,11 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   public func connect(serialNumber: String) {
     mutate { world in
+      world.entries[serialNumber]?.connectRequests += 1
       guard world.radioOn else {
-        return [.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off"))]
+        return [
+          .didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off"))
+        ]
       }
       guard world.entries[serialNumber] != nil else {
         return [
@@ -295,9 +352,22 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     world.radioOn && entry.reader.isPoweredOn && entry.reader.isInRange && entry.rebootingUntil == nil
   }
 
+  /// The reader switches itself off (or is switched off) for `reason`: its link drops and its timers
+  /// stop, so a reader left off leaves no work behind on the clock.
+  private func switchOff(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent]
+  {
+    guard var entry = world.entries[serialNumber] else { return [] }
+    entry.reader.isPoweredOn = false
+    for work in [entry.securityReboot, entry.idleTimer].compactMap({ $0 }) { clock.cancel(work) }
+    entry.securityReboot = nil
+    entry.idleTimer = nil
+    world.entries[serialNumber] = entry
+    return unreachable(serialNumber, reason, in: &world)
+  }
+
   /// The reader just powered on or finished a reboot: restart its security and idle timers.
   private func started(_ serialNumber: String, in world: inout World) {
-    guard var entry = world.entries[serialNumber] else { return }
+    guard var entry = world.entries[serialNumber], entry.reader.isPoweredOn else { return }
     if let work = entry.securityReboot { clock.cancel(work) }
     entry.securityReboot = nil
     if entry.reader.deviceType.hasSecurityReboot {
@@ -314,7 +384,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   /// Host activity: restart the idle power-down count.
   private func activity(_ serialNumber: String, in world: inout World) {
-    guard var entry = world.entries[serialNumber] else { return }
+    // A reader that is off counts nothing; it starts counting when it is switched on.
+    guard var entry = world.entries[serialNumber], entry.reader.isPoweredOn else { return }
     if let work = entry.idleTimer { clock.cancel(work) }
     entry.idleTimer = clock.schedule(after: Self.idlePowerDownInterval) { [self] in
       mutate { world in
@@ -325,16 +396,17 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
           self.activity(serialNumber, in: &world)
           return []
         }
-        world.entries[serialNumber]?.reader.isPoweredOn = false
         self.record(serialNumber, "idlePowerDown", in: &world)
-        return self.unreachable(serialNumber, .idlePowerDown, in: &world)
+        return self.switchOff(serialNumber, .idlePowerDown, in: &world)
       }
     }
     world.entries[serialNumber] = entry
   }
 
   private func rebootNow(_ serialNumber: String, reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
-    guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else { return [] }
+    guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else {
+      return []
+    }
     record(serialNumber, reason == .securityReboot ? "securityReboot" : "rebooting", in: &world)
     let events = unreachable(serialNumber, reason, in: &world)
     world.entries[serialNumber]?.rebootingUntil = clock.elapsed + entry.reader.rebootDuration
@@ -350,7 +422,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   }
 
   /// The reader can no longer be reached: drop its link for `reason` and stop its advertising.
-  private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+  private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World)
+    -> [BluetoothEvent]
+  {
     guard var entry = world.entries[serialNumber] else { return [] }
     if let work = entry.advertising { clock.cancel(work) }
     entry.advertising = nil
@@ -362,7 +436,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       events.append(.didDisconnect(serialNumber: serialNumber, reason: reason))
     } else if entry.pendingConnect && reason == .bluetoothDisabled {
       entry.pendingConnect = false
-      events.append(.didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
+      events.append(
+        .didFailToConnect(serialNumber: serialNumber, error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
     }
     world.entries[serialNumber] = entry
     return events

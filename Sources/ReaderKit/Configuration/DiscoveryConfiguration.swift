@@ -14,7 +14,9 @@ public struct BluetoothScanDiscoveryConfiguration: DiscoveryConfiguration, Hasha
   /// successfully if any reader was found, with `bluetoothScanTimedOut` otherwise.
   public let timeout: Double
   public let simulated: Bool
-  public var method: DiscoveryMethod { .bluetoothScan(timeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil) }
+  public var method: DiscoveryMethod {
+    .bluetoothScan(timeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil)
+  }
 
   /// Builds a validated `BluetoothScanDiscoveryConfiguration`.
   ///

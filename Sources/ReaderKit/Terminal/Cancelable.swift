@@ -24,10 +24,16 @@ public final class Cancelable: Sendable {
   }
 
   private let phase = Mutex(Phase.running)
-  private let onCancel: @Sendable () -> Void
+  private let onCancel: @Sendable (Cancelable) -> Void
 
   /// `onCancel` is asked to stop the operation; it runs on the terminal's scheduler.
-  init(onCancel: @escaping @Sendable () -> Void) {
+  convenience init(onCancel: @escaping @Sendable () -> Void) {
+    self.init(onCancelOf: { _ in onCancel() })
+  }
+
+  /// `onCancelOf` is asked to stop the operation and is told which handle asks, so a driver that
+  /// reuses one slot for successive operations can ignore a handle of one that has ended.
+  init(onCancelOf onCancel: @escaping @Sendable (Cancelable) -> Void) {
     self.onCancel = onCancel
   }
 
@@ -56,7 +62,7 @@ public final class Cancelable: Sendable {
       }
     }
     switch step {
-    case .request: onCancel()
+    case .request: onCancel(self)
     case .wait: break
     case .answer(let result): completion(result)
     }

@@ -31,6 +31,8 @@ extension MobileReaderDelegate {
   public func reader(_ reader: Reader, didStartReconnect cancelable: Cancelable, disconnectReason: DisconnectReason) {}
   public func readerDidSucceedReconnect(_ reader: Reader) {}
   public func readerDidFailReconnect(_ reader: Reader) {}
-  public func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool) {}
+  public func reader(
+    _ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool
+  ) {}
   public func readerDidReportLowBatteryWarning(_ reader: Reader) {}
 }

@@ -87,7 +87,7 @@ public final class Terminal: Sendable {
   /// Starts discovering readers.
   ///
   /// While it runs the status is `discovering` and `delegate` receives the latest list whenever it
-  /// changes. It ends when cancelled (`canceled`), when a reader is connected (success), when the
+  /// changes. It ends when cancelled (`canceled`), when `connectReader` is called (success), when the
   /// scan's timeout fires (success if any reader was found, `bluetoothScanTimedOut` otherwise), or
   /// when Bluetooth is turned off (`bluetoothDisabled`). A second discovery waits for the first.
   @discardableResult
@@ -128,10 +128,13 @@ public final class Terminal: Sendable {
 
   /// Connects to a discovered reader; see `connectReader(_:connectionConfig:completion:)`.
   /// Cancelling the task cancels the connection attempt.
-  public func connectReader(_ reader: Reader, connectionConfig: BluetoothConnectionConfiguration) async throws(ReaderError)
+  public func connectReader(_ reader: Reader, connectionConfig: BluetoothConnectionConfiguration)
+    async throws(ReaderError)
     -> Reader
   {
-    try await awaitResult { completion in connectReader(reader, connectionConfig: connectionConfig, completion: completion) }
+    try await awaitResult { completion in
+      connectReader(reader, connectionConfig: connectionConfig, completion: completion)
+    }
   }
 
   /// Disconnects the connected reader (reason `disconnectRequested`; no reconnection follows).
@@ -147,8 +150,9 @@ public final class Terminal: Sendable {
 
   /// Reboots the connected reader. The completion reports success once the reader accepted; it then
   /// disconnects (`rebootRequested`), restarts, and — with automatic reconnection — is reconnected.
-  /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Fails with `notConnected`
-  /// or `rebootFailed`.
+  /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Commands issued after it
+  /// start once the reader has dropped the link: a `disconnectReader()` right after a reboot waits
+  /// for the reconnection and then disconnects. Fails with `notConnected` or `rebootFailed`.
   public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
     _ = submit(.reboot(completion), cancelable: false)
   }

@@ -55,6 +55,8 @@ final class TerminalEngine: @unchecked Sendable {
     case discovery(DiscoveryStateMachine.Timer)
     case link(ConnectionStateMachine.Timer)
     case launchTimeout
+    /// How long an accepted reboot may keep the command line waiting for the reader to drop.
+    case rebootDrop
   }
 
   private struct ActiveDiscovery {
@@ -64,6 +66,8 @@ final class TerminalEngine: @unchecked Sendable {
 
   private struct ActiveLink {
     var machine: ConnectionStateMachine
+    /// The reader this link is for; the machine forgets it as soon as a connection fails or ends.
+    var reader: Reader
     var configuration: BluetoothConnectionConfiguration
     /// The job waiting for the first connection (a connect or a launch reconnect).
     var owner: JobID?
@@ -94,8 +98,18 @@ final class TerminalEngine: @unchecked Sendable {
   private var timers: [TimerKey: ScheduledWork] = [:]
   private var lastSeen: [String: Duration] = [:]
   private var publishedStatus = ConnectionStatus.notConnected
+  /// Set while one step moves from a phase to the next (the launch's discovery to its connect), so
+  /// the status does not pass through `notConnected` in between.
+  private var statusHeld = false
+  /// A reboot that was accepted (its completion has run) and keeps its place at the head of the
+  /// line until the reader drops the link, so commands queued behind it see the reconnection (or
+  /// the disconnect) rather than a reader that is connected but about to go.
+  private var acceptedReboot: JobID?
 
-  init(scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning, seed: UInt64) {
+  init(
+    scheduler: any Scheduler, central: any BluetoothCentral, store: any ReaderStore, tuning: DiscoveryTuning,
+    seed: UInt64
+  ) {
     self.scheduler = scheduler
     self.central = central
     self.store = store
@@ -123,9 +137,12 @@ final class TerminalEngine: @unchecked Sendable {
   func submit(_ id: JobID, _ job: Job, cancelable: Cancelable?) {
     entries[id] = Entry(job: job, cancelable: cancelable)
     let start: CommandQueue<JobID>.Start
-    if case .connect = job, let running = queue.running, isDiscoveryJob(running), link == nil {
-      // Connecting to a discovered reader ends the discovery, and goes before queued commands.
-      start = queue.submitFirst(id)
+    if case .connect = job, let running = queue.running, isDiscoveryJob(running) {
+      // Connecting to a discovered reader ends the discovery; a scan without a timeout would otherwise
+      // hold the connect forever. With no reader connected the connect goes before queued commands;
+      // with one connected it keeps its place (a queued disconnect may come first), and if nothing
+      // does, it fails at once with `alreadyConnected`.
+      start = link == nil ? queue.submitFirst(id) : queue.submit(id)
       finishDiscovery(nil)
     } else {
       start = queue.submit(id)
@@ -160,8 +177,12 @@ final class TerminalEngine: @unchecked Sendable {
     }
   }
 
-  func cancelReconnect() {
-    guard link?.machine.isReconnecting == true, let actions = link?.machine.cancelReconnect() else { return }
+  /// Cancels the reconnection `handle` was given for; a handle of a reconnection that has ended
+  /// (succeeded, then the reader dropped again) must not stop the next one.
+  func cancelReconnect(_ handle: Cancelable) {
+    guard link?.reconnect === handle, link?.machine.isReconnecting == true,
+      let actions = link?.machine.cancelReconnect()
+    else { return }
     link?.reconnectCanceled = true
     perform(actions)
   }
@@ -253,7 +274,9 @@ final class TerminalEngine: @unchecked Sendable {
       publish(.didStartLaunchReconnect(serialNumber: saved.serialNumber))
       if link != nil {
         return fail(
-          id, ReaderError(.alreadyConnected, "a reader is already connected", context: ["serialNumber": saved.serialNumber]))
+          id,
+          ReaderError(.alreadyConnected, "a reader is already connected", context: ["serialNumber": saved.serialNumber])
+        )
       }
       arm(.launchTimeout, after: job.timeout)
       startDiscovery(owner: id, method: .bluetoothScan(timeout: nil), simulated: true)
@@ -288,7 +311,7 @@ final class TerminalEngine: @unchecked Sendable {
       connectTimeout: configuration.connectTimeout, random: SeededRandom(seed: random.next()))
     switch machine.connect(reader, locationId: configuration.locationId) {
     case .success(let actions):
-      link = ActiveLink(machine: machine, configuration: configuration, owner: owner)
+      link = ActiveLink(machine: machine, reader: reader, configuration: configuration, owner: owner)
       perform(actions)
     case .failure(let error):
       fail(owner, error)
@@ -340,7 +363,9 @@ final class TerminalEngine: @unchecked Sendable {
       else { return }
       reader.simulated = reader.simulated || discovery?.machine.simulated == true
       publish(.didFindSavedReader(reader))
+      statusHeld = true
       finishDiscovery(nil)
+      statusHeld = false
       startConnect(owner: owner, reader: reader, configuration: configuration)
     default:
       break
@@ -376,7 +401,7 @@ final class TerminalEngine: @unchecked Sendable {
         connected(reader)
       case .connectFailed(let error):
         let owner = link?.owner
-        let serial = link?.machine.connectedReader?.serialNumber ?? ""
+        let serial = link?.reader.serialNumber ?? ""
         link = nil
         refreshStatus()
         publish(.didFailToConnect(serialNumber: serial, error: error))
@@ -387,16 +412,24 @@ final class TerminalEngine: @unchecked Sendable {
         publish(.didDisconnect(reader, reason: .disconnectRequested))
         finishShortCommand(where: { if case .disconnect = $0 { true } else { false } }, error: nil)
       case .rebootAnswered(let error):
-        publish(.didRespondToReboot(serialNumber: link?.machine.connectedReader?.serialNumber ?? "", error: error))
-        finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
+        publish(.didRespondToReboot(serialNumber: link?.reader.serialNumber ?? "", error: error))
+        if error == nil, let id = queue.running, let entry = entries[id], case .reboot(let completion) = entry.job {
+          removeEntry(id)
+          acceptedReboot = id
+          arm(.rebootDrop, after: Self.rebootDropTimeout)
+          completion(nil)
+        } else {
+          finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
+        }
       case .reconnectStarted(let reader, let reason):
         queue.hold()
-        let cancelable = Cancelable { [self] in scheduler.execute { self.cancelReconnect() } }
+        let cancelable = Cancelable(onCancelOf: { [self] handle in scheduler.execute { self.cancelReconnect(handle) } })
         link?.reconnect = cancelable
         link?.reconnectCanceled = false
         refreshStatus()
         publish(.didStartReconnect(reader, reason: reason))
         link?.configuration.delegate.reader(reader, didStartReconnect: cancelable, disconnectReason: reason)
+        releaseAcceptedReboot()
       case .reconnectSucceeded(let reader):
         refreshStatus()
         publish(.readerDidSucceedReconnect(reader))
@@ -418,6 +451,7 @@ final class TerminalEngine: @unchecked Sendable {
         if ended?.reconnect != nil { advance(queue.release()) }
         // A reboot that never got its answer must still complete.
         finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: notConnected())
+        releaseAcceptedReboot()
       case .lowBatteryWarning(let reader):
         publish(.readerDidReportLowBatteryWarning(reader))
         link?.configuration.delegate.readerDidReportLowBatteryWarning(reader)
@@ -466,9 +500,11 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func finishLaunch(_ owner: JobID, _ result: Result<Reader?, ReaderError>) {
     guard let entry = entries[owner], case .launch(let job) = entry.job else { return }
+    // Removed before its discovery is ended: ending it reports back here (`discoveryFinished`), and
+    // that report must find the job already finished.
+    removeEntry(owner)
     disarm(.launchTimeout)
     if discovery?.owner == owner { finishDiscovery(result.failure) }
-    removeEntry(owner)
     publish(.didFinishLaunchReconnect(result.failure))
     job.completion(result)
     entry.cancelable?.completed(canceled: result.failure?.code == .canceled)
@@ -482,6 +518,17 @@ final class TerminalEngine: @unchecked Sendable {
     case .disconnect(let completion), .reboot(let completion): completion(error)
     default: break
     }
+    advance(queue.finish(id))
+  }
+
+  /// The time a reader has to drop the link after accepting a reboot before the commands behind the
+  /// reboot run anyway.
+  static let rebootDropTimeout = Duration.seconds(10)
+
+  private func releaseAcceptedReboot() {
+    guard let id = acceptedReboot else { return }
+    acceptedReboot = nil
+    disarm(.rebootDrop)
     advance(queue.finish(id))
   }
 
@@ -522,6 +569,9 @@ final class TerminalEngine: @unchecked Sendable {
 
   // MARK: Timers
 
+  /// The timers the engine keeps right now (for tests: none may outlive the work they time).
+  var armedTimers: [String] { timers.keys.map { "\($0)" }.sorted() }
+
   private func arm(_ key: TimerKey, after delay: Duration) {
     disarm(key)
     timers[key] = scheduler.schedule(after: delay) { [self] in fire(key) }
@@ -538,6 +588,8 @@ final class TerminalEngine: @unchecked Sendable {
       if let actions = discovery?.machine.timerFired(timer, now: scheduler.elapsed) { perform(actions) }
     case .link(let timer):
       if let actions = link?.machine.timerFired(timer) { perform(actions) }
+    case .rebootDrop:
+      releaseAcceptedReboot()
     case .launchTimeout:
       guard let owner = discovery?.owner, case .launch(let job) = entries[owner]?.job else { return }
       finishLaunch(
@@ -552,6 +604,7 @@ final class TerminalEngine: @unchecked Sendable {
   // MARK: Publishing
 
   private func refreshStatus() {
+    guard !statusHeld else { return }
     let linkStatus = link?.machine.status ?? .notConnected
     let status: ConnectionStatus = linkStatus == .notConnected && discovery != nil ? .discovering : linkStatus
     let reader = link?.machine.connectedReader

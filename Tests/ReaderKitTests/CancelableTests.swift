@@ -1,0 +1,149 @@
+import ReaderKit
+import ReaderSimulator
+import Synchronization
+import Testing
+
+/// An ordered record of who finished when, across completions.
+private final class Timeline: Sendable {
+  private let entries = Mutex<[String]>([])
+  func note(_ entry: String) { entries.withLock { $0.append(entry) } }
+  var all: [String] { entries.withLock { $0 } }
+}
+
+@Suite struct CancelableTests {
+  @Test func cancelCompletesTheOperationWithCanceledBeforeTheCancelCompletionRuns() {
+    let h = Harness()
+    let timeline = Timeline()
+    let discovery = h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock)) { error in
+      timeline.note("discovery \(error?.code.description ?? "ok")")
+    }
+    h.clock.advance(by: .seconds(2))
+    #expect(!discovery.isCompleted)
+
+    discovery.cancel { result in timeline.note("cancel 1 \(result)") }
+    discovery.cancel { result in timeline.note("cancel 2 \(result)") }
+    #expect(timeline.all.isEmpty)  // Nothing happens off the scheduler.
+    h.clock.runUntilIdle()
+    #expect(timeline.all == ["discovery canceled", "cancel 1 canceled", "cancel 2 canceled"])
+    #expect(discovery.isCompleted)
+
+    // A third cancel, after the fact, is answered at once and changes nothing.
+    discovery.cancel { result in timeline.note("cancel 3 \(result)") }
+    h.clock.advance(by: .seconds(10))
+    #expect(timeline.all == ["discovery canceled", "cancel 1 canceled", "cancel 2 canceled", "cancel 3 canceled"])
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func cancellingAFinishedOperationSaysNothingToCancel() {
+    let h = Harness()
+    let done = Outcome<ReaderError?>()
+    let discovery = h.terminal.discoverReaders(
+      h.scan(timeout: 3), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+    h.clock.advance(by: .seconds(3))
+    #expect(done.value == .some(nil))
+    #expect(discovery.isCompleted)
+
+    let answer = Outcome<CancelResult>()
+    discovery.cancel(completion: answer.record)
+    #expect(answer.all == [.nothingToCancel])  // At once: there is nothing to wait for.
+    h.clock.runUntilIdle()
+    #expect(done.count == 1)
+  }
+
+  @Test func discoveryRestartedFromTheCancelCompletionStartsAtOnce() {
+    let h = Harness()
+    let terminal = h.terminal
+    let first = DiscoveryRecorder(clock: h.clock)
+    let second = DiscoveryRecorder(clock: h.clock)
+    let firstDone = Outcome<ReaderError?>()
+    let secondDone = Outcome<ReaderError?>()
+    let restarted = Outcome<Cancelable>()
+    let discovery = terminal.discoverReaders(Harness.scan, delegate: first, completion: firstDone.record)
+    h.clock.advance(by: .seconds(2))
+    let restartTime = h.clock.elapsed
+
+    discovery.cancel { _ in
+      restarted.record(terminal.discoverReaders(Harness.scan, delegate: second, completion: secondDone.record))
+    }
+    h.clock.runUntilIdle()
+    #expect(firstDone.value??.code == .canceled)
+    #expect(restarted.count == 1)
+    #expect(h.terminal.connectionStatus == .discovering)
+    #expect(!h.log.names.contains("didQueueCommand"))
+    #expect(h.clock.elapsed == restartTime)
+
+    h.clock.advance(by: .seconds(2))
+    #expect(second.latestSerials == [Fixture.chipper, Fixture.m2, Fixture.wisePad])
+    #expect(secondDone.count == 0)
+    restarted.value?.cancel()
+    h.clock.runUntilIdle()
+    #expect(secondDone.value??.code == .canceled)
+  }
+
+  @Test func secondDiscoveryWaitsForTheFirstThenRuns() {
+    let h = Harness()
+    let first = Outcome<ReaderError?>()
+    let secondDelegate = DiscoveryRecorder(clock: h.clock)
+    let second = Outcome<ReaderError?>()
+    h.terminal.discoverReaders(
+      h.scan(timeout: 5), delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
+    h.clock.runUntilIdle()
+    #expect(h.log.kinds.contains(.didQueueCommand(command: "discoverReaders", position: 1)))
+
+    h.clock.advance(by: .seconds(5) - .milliseconds(1))
+    #expect(secondDelegate.updates.isEmpty)
+    #expect(first.count == 0)
+
+    h.clock.advance(by: .milliseconds(1))
+    #expect(first.value == .some(nil))
+    h.clock.advance(by: .seconds(2))
+    #expect(!secondDelegate.updates.isEmpty)
+    #expect(secondDelegate.times.allSatisfy { $0 > .seconds(5) })
+    #expect(second.count == 0)
+  }
+
+  @Test func queuedCommandCanBeCancelledWhileItWaits() {
+    let h = Harness()
+    let first = Outcome<ReaderError?>()
+    let second = Outcome<ReaderError?>()
+    let answer = Outcome<CancelResult>()
+    let secondDelegate = DiscoveryRecorder(clock: h.clock)
+    let running = h.terminal.discoverReaders(
+      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    let waiting = h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
+    h.clock.advance(by: .seconds(1))
+
+    waiting.cancel(completion: answer.record)
+    h.clock.runUntilIdle()
+    #expect(second.value??.code == .canceled)
+    #expect(answer.all == [.canceled])
+    #expect(first.count == 0)
+    #expect(h.terminal.connectionStatus == .discovering)
+
+    // The running one goes on; when it ends, the cancelled one does not start.
+    running.cancel()
+    h.clock.advance(by: .seconds(5))
+    #expect(first.value??.code == .canceled)
+    #expect(secondDelegate.updates.isEmpty)
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func asyncCancelWaitsUntilTheOperationStopped() async {
+    let h = Harness()
+    let done = Outcome<ReaderError?>()
+    let discovery = h.terminal.discoverReaders(
+      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+    h.clock.advance(by: .seconds(1))
+    let canceller = Task { await discovery.cancel() }
+    var result: CancelResult?
+    for _ in 0..<100_000 where done.count == 0 {
+      await Task.yield()
+      h.clock.runUntilIdle()
+    }
+    result = await canceller.value
+    #expect(result == .canceled)
+    #expect(done.value??.code == .canceled)
+    #expect(await discovery.cancel() == .canceled)
+  }
+}

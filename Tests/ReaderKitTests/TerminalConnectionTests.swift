@@ -1,0 +1,271 @@
+import ReaderKit
+import ReaderSimulator
+import Testing
+
+@Suite struct TerminalConnectionTests {
+  @Test func connectGoesFromNotConnectedThroughConnectingToConnectedAtTheLocation() {
+    let h = Harness()
+    let scanDone = Outcome<ReaderError?>()
+    let delegate = DiscoveryRecorder(clock: h.clock)
+    h.terminal.discoverReaders(h.scan(timeout: 2), delegate: delegate, completion: scanDone.record)
+    h.clock.advance(by: .seconds(2))
+    #expect(scanDone.value == .some(nil))
+    let discovered = delegate.updates.last?.first { $0.serialNumber == Fixture.m2 }
+    guard let discovered else {
+      Issue.record("the M2 was not discovered")
+      return
+    }
+    #expect(h.terminal.connectionStatus == .notConnected)
+
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    let mark = h.log.count
+    h.terminal.connectReader(
+      discovered, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.clock.runUntilIdle()
+    #expect(h.terminal.connectionStatus == .connecting)
+    #expect(h.terminal.connectedReader == nil)
+
+    // The simulated M2 takes 1.5 s to bring the link up.
+    h.clock.advance(by: .milliseconds(1499))
+    #expect(connected.count == 0)
+    #expect(h.terminal.connectedReader == nil)
+
+    h.clock.advance(by: .milliseconds(1))
+    let reader = try? connected.value?.get()
+    #expect(reader?.serialNumber == Fixture.m2)
+    #expect(reader?.locationId == Fixture.location)
+    #expect(reader?.label == "Dock")
+    #expect(h.terminal.connectionStatus == .connected)
+    #expect(h.terminal.connectedReader == reader)
+    #expect(
+      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
+    #expect(
+      h.log.since(mark).map(\.name) == [
+        "didChangeConnectionStatus", "didChangeConnectionStatus", "didConnect", "didSaveReader",
+      ])
+    #expect(h.log.statusChanges == [.discovering, .notConnected, .connecting, .connected])
+    #expect(h.log.sampledStatuses.allSatisfy { $0.0 == $0.1 })
+  }
+
+  @Test func connectEndsARunningDiscoveryWithSuccess() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.chipper) else { return }
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.clock.runUntilIdle()
+    #expect(found.completion.value == .some(nil))
+    #expect(found.discovery.isCompleted)
+    #expect(connected.count == 0)
+    #expect(h.terminal.connectionStatus == .connecting)
+
+    h.clock.advance(by: .seconds(2))
+    #expect((try? connected.value?.get())?.serialNumber == Fixture.chipper)
+    #expect(h.log.statusChanges == [.discovering, .connecting, .connected])
+    let names = h.log.namesWithoutStatus
+    #expect(names.firstIndex(of: "didFinishDiscovery")! < names.firstIndex(of: "didConnect")!)
+  }
+
+  @Test func connectWhileConnectedFailsWithAlreadyConnected() {
+    let h = Harness()
+    guard let connection = h.connect(Fixture.chipper), let other = h.discover(Fixture.m2) else { return }
+    let second = Outcome<Result<Reader, ReaderError>>()
+    // The scan runs without a timeout: the connect must not wait behind it.
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: second.record)
+    h.clock.runUntilIdle()
+    #expect(second.value?.failure?.code == .alreadyConnected)
+    #expect(other.completion.value == .some(nil))
+    h.clock.advance(by: .seconds(3))
+    #expect(h.terminal.connectedReader?.serialNumber == Fixture.chipper)
+    #expect(h.terminal.connectionStatus == .connected)
+    #expect(connection.delegate.calls.isEmpty)
+  }
+
+  @Test func connectToAnUnknownReaderFailsWithReaderNotFound() {
+    let h = Harness()
+    let ghost = Reader(serialNumber: "STRM2-9999", deviceType: .stripeM2, simulated: true)
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(ghost, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.runUntilIdle()
+    #expect(result.value?.failure?.code == .readerNotFound)
+    #expect(result.value?.failure?.context["serialNumber"] == "STRM2-9999")
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func connectToAReaderThatStoppedAdvertisingFailsWithReaderNotFound() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    found.discovery.cancel()
+    h.world.setPower(Fixture.wisePad, on: false)
+    h.clock.advance(by: DiscoveryTuning().stalenessWindow)
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.runUntilIdle()
+    #expect(result.value?.failure?.code == .readerNotFound)
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func connectTimesOutWhenTheReaderNeverAnswers() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.world.setInRange(Fixture.wisePad, false)  // Still in the list, but gone.
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.runUntilIdle()
+    #expect(h.terminal.connectionStatus == .connecting)
+
+    h.clock.advance(by: .seconds(15) - .milliseconds(1))
+    #expect(result.count == 0)
+    #expect(h.terminal.connectionStatus == .connecting)
+
+    h.clock.advance(by: .milliseconds(1))
+    #expect(result.value?.failure?.code == .bluetoothConnectTimedOut)
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(
+      h.log.kinds.last { if case .didFailToConnect = $0 { true } else { false } }
+        == .didFailToConnect(serialNumber: Fixture.wisePad, error: result.value!.failure!))
+
+    // Coming back in range later does not connect behind the app's back.
+    h.world.setInRange(Fixture.wisePad, true)
+    h.clock.advance(by: .seconds(30))
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(!h.world.worldEvents.contains { $0.kind == "connected" })
+  }
+
+  @Test func connectCanBeCancelledWhileConnecting() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.m2) else { return }
+    let result = Outcome<Result<Reader, ReaderError>>()
+    let answer = Outcome<CancelResult>()
+    let connecting = h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.advance(by: .milliseconds(500))
+    connecting.cancel(completion: answer.record)
+    h.clock.runUntilIdle()
+    #expect(result.value?.failure?.code == .canceled)
+    #expect(answer.all == [.canceled])
+    #expect(h.terminal.connectionStatus == .notConnected)
+
+    h.clock.advance(by: .seconds(20))
+    #expect(!h.world.worldEvents.contains { $0.kind == "connected" })
+    #expect(h.terminal.connectedReader == nil)
+    #expect(h.store.savedReader == nil)
+  }
+
+  @Test func disconnectWithNothingConnectedFailsWithNotConnected() {
+    let h = Harness()
+    let result = Outcome<ReaderError?>()
+    h.terminal.disconnectReader(completion: result.record)
+    h.clock.runUntilIdle()
+    #expect(result.value??.code == .notConnected)
+  }
+
+  @Test func disconnectReaderReportsDisconnectRequestedAndNeverReconnects() {
+    let h = Harness()
+    guard let connection = h.connect(Fixture.m2) else { return }
+    let result = Outcome<ReaderError?>()
+    h.terminal.disconnectReader(completion: result.record)
+    h.clock.advance(by: .seconds(1))
+    #expect(result.value == .some(nil))
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(h.terminal.connectedReader == nil)
+    #expect(h.log.kinds.contains { if case .didDisconnect(_, .disconnectRequested) = $0 { true } else { false } })
+
+    h.clock.advance(by: .seconds(600))
+    #expect(!h.log.names.contains("didStartReconnect"))
+    #expect(connection.delegate.calls.isEmpty)
+    // The saved reader stays, for the next launch.
+    #expect(h.store.savedReader?.serialNumber == Fixture.m2)
+  }
+
+  @Test func connectQueuedBehindADisconnectRunsOnceItCompletes() {
+    let h = Harness()
+    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    other.discovery.cancel()
+    let disconnected = Outcome<ReaderError?>()
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.disconnectReader(completion: disconnected.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.clock.advance(by: .seconds(3))
+    #expect(disconnected.value == .some(nil))
+    #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
+    #expect(h.terminal.connectedReader?.serialNumber == Fixture.m2)
+  }
+
+  @Test func disconnectThenConnectDuringADiscoveryRunInTheOrderCalled() {
+    let h = Harness()
+    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    let disconnected = Outcome<ReaderError?>()
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.disconnectReader(completion: disconnected.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.clock.advance(by: .seconds(3))
+    #expect(disconnected.value == .some(nil))
+    #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
+    #expect(other.completion.value == .some(nil))
+    #expect(h.terminal.connectedReader?.serialNumber == Fixture.m2)
+  }
+
+  @Test func connectWithTheRadioOffFailsWithBluetoothDisabled() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.m2) else { return }
+    h.world.setRadio(on: false)
+    h.clock.runUntilIdle()
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.runUntilIdle()
+    #expect(result.value?.failure?.code == .bluetoothDisabled)
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func asyncConnectReturnsTheConnectedReader() async throws {
+    let h = Harness()
+    guard let found = h.discover(Fixture.chipper) else { return }
+    let config = h.configuration(ReaderRecorder())
+    let task = Task { [terminal = h.terminal] in
+      try await terminal.connectReader(found.reader, connectionConfig: config)
+    }
+    for _ in 0..<100_000 where h.terminal.connectionStatus != .connected {
+      await Task.yield()
+      h.clock.advance(by: .milliseconds(100))
+    }
+    let reader = try await task.value
+    #expect(reader.serialNumber == Fixture.chipper)
+    #expect(reader.locationId == Fixture.location)
+  }
+
+  @Test func cancellingTheTaskCancelsAnAsyncConnect() async {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    h.world.setInRange(Fixture.wisePad, false)  // The connect will hang until cancelled or timed out.
+    let config = h.configuration(ReaderRecorder())
+    let task = Task { [terminal = h.terminal] () -> ReaderError? in
+      do {
+        _ = try await terminal.connectReader(found.reader, connectionConfig: config)
+        return nil
+      } catch {
+        return error as? ReaderError
+      }
+    }
+    for _ in 0..<100_000 where h.terminal.connectionStatus != .connecting {
+      await Task.yield()
+      h.clock.runUntilIdle()
+    }
+    #expect(h.terminal.connectionStatus == .connecting)
+    task.cancel()
+    for _ in 0..<100_000 where h.terminal.connectionStatus == .connecting {
+      await Task.yield()
+      h.clock.runUntilIdle()
+    }
+    let error = await task.value
+    #expect(error?.code == .canceled)
+    // Cancelled well before the 15 s connect timeout.
+    #expect(h.clock.elapsed < .seconds(10))
+  }
+}

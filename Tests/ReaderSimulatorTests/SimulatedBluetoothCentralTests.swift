@@ -1,0 +1,211 @@
+import ReaderCore
+import ReaderSimulator
+import Synchronization
+import Testing
+
+/// A world with a recorder installed as its host.
+private struct World {
+  let clock = VirtualClock()
+  let world: SimulatedBluetoothCentral
+
+  init(_ readers: [SimulatedReader], seed: UInt64 = 3) {
+    world = SimulatedBluetoothCentral(clock: clock, seed: seed)
+    for reader in readers { world.add(reader) }
+  }
+
+  /// Starts recording what the world reports to its host.
+  func listen() -> Recorder {
+    let recorder = Recorder()
+    world.setEventHandler { event in recorder.append(event) }
+    return recorder
+  }
+
+  func kinds(of serial: String? = nil) -> [String] {
+    world.worldEvents.filter { serial == nil || $0.serialNumber == serial }.map(\.kind)
+  }
+}
+
+private final class Recorder: Sendable {
+  private let events = Mutex<[BluetoothEvent]>([])
+  func append(_ event: BluetoothEvent) { events.withLock { $0.append(event) } }
+  var all: [BluetoothEvent] { events.withLock { $0 } }
+  var advertisers: Set<String> {
+    Set(all.compactMap { if case .advertisement(let ad) = $0 { ad.serialNumber } else { nil } })
+  }
+  var links: [BluetoothEvent] {
+    all.filter { if case .advertisement = $0 { false } else { true } }
+  }
+}
+
+private let m2 = SimulatedReader(serialNumber: "STRM2-1", deviceType: .stripeM2, isCharging: true)
+private let chipper = SimulatedReader(serialNumber: "CHB20-2", deviceType: .chipper2X, distance: 0.5)
+private let hour = Duration.seconds(3600)
+
+@Suite struct SimulatedBluetoothCentralTests {
+  @Test func readersAdvertiseOnlyWhileAScanRuns() {
+    let w = World([m2, chipper])
+    let host = w.listen()
+    w.clock.advance(by: .seconds(5))
+    #expect(host.all.isEmpty)
+    w.world.startScan()
+    #expect(w.world.isScanning)
+    w.clock.advance(by: .seconds(5))
+    #expect(host.advertisers == ["STRM2-1", "CHB20-2"])
+    let count = host.all.count
+    #expect((8...14).contains(count))  // About one a second each.
+    w.world.stopScan()
+    w.clock.advance(by: .seconds(5))
+    #expect(host.all.count == count)
+  }
+
+  @Test func nearerReadersAdvertiseAStrongerSignal() {
+    #expect(chipper.meanSignalStrength > m2.meanSignalStrength)
+    #expect(SimulatedReader(serialNumber: "x", deviceType: .wisePad3, distance: 1).meanSignalStrength == -45)
+  }
+
+  @Test func connectToAnUnreachableReaderWaitsUntilItIsBack() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.setInRange("STRM2-1", false)
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(60))
+    #expect(host.links.isEmpty)
+    w.world.setInRange("STRM2-1", true)
+    w.clock.advance(by: m2.connectLatency - .milliseconds(1))
+    #expect(host.links.isEmpty)
+    w.clock.advance(by: .milliseconds(1))
+    #expect(host.links.count == 1)
+    guard case .didConnect("STRM2-1", _)? = host.links.first else {
+      Issue.record("expected a connect, got \(host.links)")
+      return
+    }
+  }
+
+  @Test func abandonedConnectNeverCompletes() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .milliseconds(500))
+    w.world.cancelConnect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(10))
+    #expect(host.links.isEmpty)
+  }
+
+  @Test func connectRequestsAreCountedEvenWhenTheRadioRefusesThem() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.setRadio(on: false)
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.runUntilIdle()
+    #expect(w.world.connectRequestCount("STRM2-1") == 1)
+    #expect(
+      host.links.last
+        == .didFailToConnect(serialNumber: "STRM2-1", error: ReaderError(.bluetoothDisabled, "Bluetooth is off")))
+    w.world.setRadio(on: true)
+    w.world.connect(serialNumber: "STRM2-1")
+    #expect(w.world.connectRequestCount("STRM2-1") == 2)
+    #expect(w.world.connectRequestCount("nobody") == 0)
+  }
+
+  @Test func eachFaultDropsTheLinkWithItsReason() {
+    let faults: [(String, DisconnectReason, (SimulatedBluetoothCentral) -> Void)] = [
+      ("range", .outOfRange, { $0.setInRange("STRM2-1", false) }),
+      ("power", .poweredOff, { $0.setPower("STRM2-1", on: false) }),
+      ("radio", .bluetoothDisabled, { $0.setRadio(on: false) }),
+      ("battery", .criticalBatteryLevel, { $0.setBattery("STRM2-1", level: 0.05, isCharging: false) }),
+      ("security", .securityReboot, { $0.forceSecurityReboot("STRM2-1") }),
+    ]
+    for (name, reason, inflict) in faults {
+      let w = World([m2])
+      let host = w.listen()
+      w.world.connect(serialNumber: "STRM2-1")
+      w.clock.advance(by: .seconds(2))
+      inflict(w.world)
+      w.clock.runUntilIdle()
+      #expect(host.links.last == .didDisconnect(serialNumber: "STRM2-1", reason: reason), "\(name)")
+    }
+  }
+
+  @Test func securityRebootComesTwentyFourHoursAfterStartAndRestartsAfterAReboot() {
+    let w = World([m2, chipper])
+    w.clock.advance(by: hour * 24 - .milliseconds(1))
+    #expect(!w.kinds().contains("securityReboot"))
+    w.clock.advance(by: .milliseconds(1))
+    #expect(w.kinds(of: "STRM2-1") == ["securityReboot"])
+    w.clock.advance(by: m2.rebootDuration)
+    #expect(w.kinds(of: "STRM2-1") == ["securityReboot", "rebooted"])
+    // The next one counts from the end of this reboot; the Chipper never reboots.
+    w.clock.advance(by: hour * 24 - .milliseconds(1))
+    #expect(w.kinds(of: "STRM2-1").count == 2)
+    w.clock.advance(by: .milliseconds(1))
+    #expect(w.kinds(of: "STRM2-1").last == "securityReboot")
+    #expect(!w.kinds(of: "CHB20-2").contains("securityReboot"))
+  }
+
+  @Test func forcedSecurityRebootIsIgnoredByAChipper() {
+    let w = World([chipper])
+    w.world.forceSecurityReboot("CHB20-2")
+    w.clock.advance(by: .seconds(30))
+    #expect(w.kinds().isEmpty)
+  }
+
+  @Test func readerOnBatteryPowersDownWhenIdleButNotOnItsCharger() {
+    let w = World([m2, chipper])
+    w.clock.advance(by: hour * 10 - .milliseconds(1))
+    #expect(!w.kinds().contains("idlePowerDown"))
+    w.clock.advance(by: .milliseconds(1))
+    #expect(w.world.worldEvents.filter { $0.kind == "idlePowerDown" }.map(\.serialNumber) == ["CHB20-2"])
+    #expect(w.world.reader("CHB20-2")?.isPoweredOn == false)
+    #expect(w.world.reader("STRM2-1")?.isPoweredOn == true)
+  }
+
+  @Test func aWorldOfSwitchedOffReadersLeavesNoWorkOnTheClock() {
+    let w = World([m2, chipper])
+    _ = w.listen()
+    w.world.startScan()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(5))
+    w.world.stopScan()
+    w.world.setPower("STRM2-1", on: false)
+    w.world.setPower("CHB20-2", on: false)
+    w.world.connect(serialNumber: "CHB20-2")  // A request to a reader that is off arms nothing.
+    w.clock.runUntilIdle()
+    #expect(w.clock.checkNoPendingWork() == nil)
+  }
+
+  @Test func terminatingTheHostAppDropsLinksSilentlyAndReadersAdvertiseAgain() {
+    let w = World([m2])
+    let oldHost = w.listen()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    #expect(oldHost.links.count == 1)
+    w.world.terminateHostApp()
+    #expect(!w.world.isScanning)
+    w.clock.advance(by: .seconds(5))
+    #expect(oldHost.links.count == 1)
+
+    let newHost = w.listen()
+    w.world.startScan()
+    w.clock.advance(by: .seconds(2))
+    #expect(newHost.advertisers == ["STRM2-1"])
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    #expect(newHost.links.count == 1)
+  }
+
+  @Test func rebootAnswersThenDropsTheLinkThenComesBack() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    w.world.reboot(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(1))
+    #expect(
+      host.links.suffix(2) == [
+        .rebootResponse(serialNumber: "STRM2-1", error: nil),
+        .didDisconnect(serialNumber: "STRM2-1", reason: .rebootRequested),
+      ])
+    w.clock.advance(by: m2.rebootDuration)
+    #expect(w.kinds(of: "STRM2-1").suffix(2) == ["rebooting", "rebooted"])
+  }
+}
