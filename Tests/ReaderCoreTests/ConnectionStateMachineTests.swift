@@ -165,7 +165,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     #expect(actions.count == 2)
     let error = failedConnect(actions)
     #expect(error?.code == .bluetoothConnectTimedOut)
-    #expect(error?.context == ["serialNumber": serial, "timeout": "15.0 seconds"])
+    #expect(error?.context == ["serialNumber": serial, "timeout": "15 seconds"])
     #expect(machine.status == .notConnected)
   }
 
@@ -510,7 +510,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     #expect(reader == connectedReader)
     #expect(error.code == .bluetoothConnectTimedOut)
     #expect(error.context["attempts"] == "1")
-    #expect(error.context["deadline"] == "60.0 seconds")
+    #expect(error.context["deadline"] == "60 seconds")
     #expect(actions[5] == .disconnected(connectedReader, reason: .outOfRange))
     #expect(machine.status == .notConnected)
   }

@@ -14,4 +14,17 @@ struct DurationSecondsTests {
     #expect(Duration.seconds(exactly: .infinity) == nil)
     #expect(Duration.seconds(exactly: 1e300) == nil)
   }
+
+  @Test(arguments: [
+    (Duration.seconds(6), "6 seconds"),
+    (Duration.seconds(1), "1 second"),
+    (Duration.milliseconds(1500), "1.5 seconds"),
+    (Duration.milliseconds(250), "0.25 seconds"),
+    (Duration.seconds(1532.5539999999999), "1532.554 seconds"),
+    (Duration.microseconds(400), "0 seconds"),
+    (Duration.milliseconds(-2050), "-2.05 seconds"),
+  ])
+  func formattedSecondsRoundsToTheMillisecondWithoutTrailingZeros(duration: Duration, text: String) {
+    #expect(duration.formattedSeconds == text)
+  }
 }

@@ -1,6 +1,7 @@
-import ReaderKit
 import ReaderSimulator
 import Testing
+
+@testable import ReaderKit
 
 @Suite struct TerminalConnectionTests {
   @Test func connectGoesFromNotConnectedThroughConnectingToConnectedAtTheLocation() {
@@ -93,18 +94,63 @@ import Testing
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func connectToAReaderThatStoppedAdvertisingFailsWithReaderNotFound() {
+  @Test func connectToAReaderDiscoveredAWhileAgoListensForItThenConnects() {
     let h = Harness()
     guard let found = h.discover(Fixture.wisePad) else { return }
     found.discovery.cancel()
-    h.world.setPower(Fixture.wisePad, on: false)
-    h.clock.advance(by: DiscoveryTuning().stalenessWindow)
+    h.clock.advance(by: .seconds(60))  // Long past the staleness window; the reader still advertises.
     let result = Outcome<Result<Reader, ReaderError>>()
     h.terminal.connectReader(
       found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
+    #expect(h.terminal.connectionStatus == .connecting)
+    #expect(h.world.isScanning)
+    #expect(h.world.connectRequestCount(Fixture.wisePad) == 0)  // Nothing is opened before it is heard.
+
+    h.clock.advance(by: .seconds(5))
+    #expect((try? result.value?.get())?.serialNumber == Fixture.wisePad)
+    #expect(!h.world.isScanning)
+    #expect(h.log.statusChanges.suffix(2) == [.connecting, .connected])
+    #expect(h.terminal.engine.armedTimers.allSatisfy { !$0.contains("locate") })
+  }
+
+  @Test func connectListeningForAGoneReaderGivesUpAfterTheStalenessWindow() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    found.discovery.cancel()
+    h.world.setPower(Fixture.wisePad, on: false)
+    h.clock.advance(by: .seconds(30))
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.advance(by: DiscoveryTuning().stalenessWindow - .milliseconds(1))
+    #expect(result.count == 0)
+    h.clock.advance(by: .milliseconds(1))
     #expect(result.value?.failure?.code == .readerNotFound)
+    #expect(result.value?.failure?.context["listened"] == "6 seconds")
+    #expect(!h.world.isScanning)
+    #expect(h.world.connectRequestCount(Fixture.wisePad) == 0)
     #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func cancellingAConnectWhileItListensStopsTheScanAndCompletesCanceled() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    found.discovery.cancel()
+    h.world.setInRange(Fixture.wisePad, false)
+    h.clock.advance(by: .seconds(30))
+    let result = Outcome<Result<Reader, ReaderError>>()
+    let connect = h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.advance(by: .seconds(2))
+    connect.cancel()
+    connect.cancel()
+    h.clock.runUntilIdle()
+    #expect(result.count == 1)
+    #expect(result.value?.failure?.code == .canceled)
+    #expect(!h.world.isScanning)
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(h.terminal.engine.armedTimers.isEmpty)
   }
 
   @Test func connectTimesOutWhenTheReaderNeverAnswers() {

@@ -6,7 +6,7 @@ import Testing
 struct RealTimeDriverTests {
   @Test func drivenSimulatorCompletesAsyncDiscoveryAndConnect() async throws {
     let (terminal, world) = Terminal.simulated(seed: 4, readers: 2)
-    let driver = RealTimeDriver(clock: world.clock, speed: 2_000, tick: .milliseconds(1))
+    let driver = RealTimeDriver(clock: world.clock, speed: 200, tick: .milliseconds(1))
     driver.start()
     #expect(driver.isRunning)
 

@@ -308,7 +308,7 @@ package struct ConnectionStateMachine {
         .connectFailed(
           ReaderError(
             .bluetoothConnectTimedOut, "the reader did not answer in time",
-            context: ["serialNumber": reader.serialNumber, "timeout": "\(connectTimeout)"])),
+            context: ["serialNumber": reader.serialNumber, "timeout": connectTimeout.formattedSeconds])),
       ]
     case (.reconnectAttempt, .reconnecting(let reconnection)) where reconnection.phase == .attempting:
       return [.abandonLink(serialNumber: reconnection.reader.serialNumber)]
@@ -320,7 +320,7 @@ package struct ConnectionStateMachine {
         .bluetoothConnectTimedOut, "the reader could not be reconnected before the deadline",
         context: [
           "serialNumber": reconnection.reader.serialNumber, "attempts": "\(reconnection.attempt)",
-          "deadline": "\(policy.deadline)",
+          "deadline": policy.deadline.formattedSeconds,
         ])
       return giveUp(reconnection, error)
     default:

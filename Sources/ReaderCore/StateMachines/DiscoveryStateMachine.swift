@@ -144,7 +144,7 @@ package struct DiscoveryStateMachine {
         ? nil
         : ReaderError(
           .bluetoothScanTimedOut, "no reader was found before the scan timed out",
-          context: ["timeout": "\(timeout)"])
+          context: ["timeout": timeout.formattedSeconds])
       return finalReport + finish(error)
     }
   }

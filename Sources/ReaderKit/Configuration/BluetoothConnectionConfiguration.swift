@@ -57,12 +57,12 @@ public struct BluetoothConnectionConfiguration: Sendable {
       guard policy.deadline > .zero, policy.attemptTimeout > .zero, policy.initialDelay >= .zero else {
         throw ReaderError(
           .invalidConfiguration, "the reconnect deadline and attempt timeout must be positive",
-          context: ["field": "reconnectPolicy", "value": "\(policy.deadline)"])
+          context: ["field": "reconnectPolicy", "value": policy.deadline.formattedSeconds])
       }
       guard connectTimeout > .zero else {
         throw ReaderError(
           .invalidConfiguration, "the connect timeout must be positive",
-          context: ["field": "connectTimeout", "value": "\(connectTimeout)"])
+          context: ["field": "connectTimeout", "value": connectTimeout.formattedSeconds])
       }
       return BluetoothConnectionConfiguration(
         delegate: delegate, locationId: locationId, autoReconnectOnUnexpectedDisconnect: autoReconnect,

@@ -116,7 +116,10 @@ public final class Terminal: Sendable {
   ///
   /// The status moves `connecting → connected`; on success the reader carries `locationId` and is
   /// saved for reconnect at launch. A running discovery ends first (its completion reports success).
-  /// Fails with `alreadyConnected`, `readerNotFound` (unknown or no longer advertising),
+  /// A reader discovered earlier but not heard within the staleness window (the discovery ended a
+  /// while ago) is listened for first — the status is `connecting` meanwhile — and connected once
+  /// heard; if it stays silent for the window the connect fails with `readerNotFound`.
+  /// Fails with `alreadyConnected`, `readerNotFound` (never discovered, or no longer advertising),
   /// `bluetoothConnectTimedOut`, `connectionFailed`, `bluetoothDisabled` or `canceled`.
   @discardableResult
   public func connectReader(

@@ -57,11 +57,21 @@ final class TerminalEngine: @unchecked Sendable {
     case launchTimeout
     /// How long an accepted reboot may keep the command line waiting for the reader to drop.
     case rebootDrop
+    /// How long a connect listens for a reader last heard too long ago.
+    case locate
   }
 
   private struct ActiveDiscovery {
     var owner: JobID
     var machine: DiscoveryStateMachine
+  }
+
+  /// A connect to a reader discovered earlier but not heard lately: the terminal scans until it
+  /// hears the reader again (then connects) or the staleness window passes (then `readerNotFound`).
+  private struct Locating {
+    var owner: JobID
+    var reader: Reader
+    var configuration: BluetoothConnectionConfiguration
   }
 
   private struct ActiveLink {
@@ -95,6 +105,7 @@ final class TerminalEngine: @unchecked Sendable {
   private var entries: [JobID: Entry] = [:]
   private var discovery: ActiveDiscovery?
   private var link: ActiveLink?
+  private var locating: Locating?
   private var timers: [TimerKey: ScheduledWork] = [:]
   private var lastSeen: [String: Duration] = [:]
   private var publishedStatus = ConnectionStatus.notConnected
@@ -166,6 +177,9 @@ final class TerminalEngine: @unchecked Sendable {
       case .connect, .launch:
         if let discovery, discovery.owner == id {
           finishDiscovery(ReaderError.canceled("reconnectToSavedReader"))
+        } else if let located = locating, located.owner == id {
+          stopLocating()
+          fail(id, ReaderError.canceled("connectReader"))
         } else if link?.owner == id, let actions = link?.machine.cancelConnect() {
           perform(actions)
         }
@@ -200,6 +214,10 @@ final class TerminalEngine: @unchecked Sendable {
     case .advertisement(let advertisement):
       lastSeen[advertisement.serialNumber] = now
       discovery?.machine.advertisement(advertisement, now: now)
+      if let located = locating, located.reader.serialNumber == advertisement.serialNumber {
+        stopLocating()
+        startConnect(owner: located.owner, reader: located.reader, configuration: located.configuration)
+      }
     case .didConnect(let serial, let info):
       if let actions = link?.machine.linkUp(serialNumber: serial, info: info) {
         perform(actions)
@@ -299,12 +317,19 @@ final class TerminalEngine: @unchecked Sendable {
           .alreadyConnected, "a reader is already connected; disconnect it first",
           context: ["status": connected.machine.status.rawValue, "serialNumber": reader.serialNumber]))
     }
-    guard let seen = lastSeen[reader.serialNumber], scheduler.elapsed - seen < tuning.stalenessWindow else {
+    guard let seen = lastSeen[reader.serialNumber] else {
       return fail(
         owner,
         ReaderError(
-          .readerNotFound, "the reader is not advertising; discover it again",
+          .readerNotFound, "the reader was never discovered; discover it first",
           context: ["serialNumber": reader.serialNumber]))
+    }
+    if scheduler.elapsed - seen >= tuning.stalenessWindow, central.isPoweredOn {
+      // Discovered a while ago: listen for it before opening a link to something that may be gone.
+      locating = Locating(owner: owner, reader: reader, configuration: configuration)
+      central.startScan()
+      arm(.locate, after: tuning.stalenessWindow)
+      return refreshStatus()
     }
     var machine = ConnectionStateMachine(
       autoReconnect: configuration.autoReconnectOnUnexpectedDisconnect, policy: configuration.reconnectPolicy,
@@ -316,6 +341,14 @@ final class TerminalEngine: @unchecked Sendable {
     case .failure(let error):
       fail(owner, error)
     }
+  }
+
+  private func stopLocating() {
+    guard locating != nil else { return }
+    locating = nil
+    disarm(.locate)
+    if discovery == nil { central.stopScan() }
+    refreshStatus()
   }
 
   private func finishDiscovery(_ error: ReaderError?) {
@@ -590,6 +623,16 @@ final class TerminalEngine: @unchecked Sendable {
       if let actions = link?.machine.timerFired(timer) { perform(actions) }
     case .rebootDrop:
       releaseAcceptedReboot()
+    case .locate:
+      guard let located = locating else { return }
+      stopLocating()
+      fail(
+        located.owner,
+        ReaderError(
+          .readerNotFound, "the reader is no longer advertising; discover it again",
+          context: [
+            "serialNumber": located.reader.serialNumber, "listened": tuning.stalenessWindow.formattedSeconds,
+          ]))
     case .launchTimeout:
       guard let owner = discovery?.owner, case .launch(let job) = entries[owner]?.job else { return }
       finishLaunch(
@@ -597,7 +640,7 @@ final class TerminalEngine: @unchecked Sendable {
         .failure(
           ReaderError(
             .readerNotFound, "the saved reader was not found before the timeout",
-            context: ["serialNumber": job.saved?.serialNumber ?? "", "timeout": "\(job.timeout)"])))
+            context: ["serialNumber": job.saved?.serialNumber ?? "", "timeout": job.timeout.formattedSeconds])))
     }
   }
 
@@ -605,7 +648,7 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func refreshStatus() {
     guard !statusHeld else { return }
-    let linkStatus = link?.machine.status ?? .notConnected
+    let linkStatus = link?.machine.status ?? (locating != nil ? .connecting : .notConnected)
     let status: ConnectionStatus = linkStatus == .notConnected && discovery != nil ? .discovering : linkStatus
     let reader = link?.machine.connectedReader
     snapshot.withLock {
