@@ -74,7 +74,7 @@ private final class Demo {
       try walkAway(reader, terminal)
       try reboot(reader, terminal)
       try securityReboot(reader, terminal)
-      terminal = try relaunch(reader, terminal)
+      terminal = try relaunch(reader)
       try disconnect(terminal)
       say("That is the whole life of a reader: every step above ran on the same virtual clock.")
       return ExitStatus.success
@@ -178,10 +178,10 @@ private final class Demo {
     try awaitReconnect(after: before, limit: .seconds(120))
   }
 
-  private func relaunch(_ reader: Reader, _ old: Terminal) throws(DemoFailure) -> Terminal {
+  private func relaunch(_ reader: Reader) throws(DemoFailure) -> Terminal {
     try check(session.run(for: .seconds(3)), "interrupted")
-    say("The merchant closes the app; its Bluetooth link to the reader closes with it.")
-    try disconnect(old, quietly: true)
+    say("The merchant swipes the app away: the system ends it without a goodbye, and its link to the reader drops.")
+    session.world.terminateHostApp()
     say("The app is launched again and reconnects to the reader it used last.")
     let terminal = makeTerminal()
     let result = Outcome<Result<Reader?, ReaderError>>()
@@ -198,11 +198,9 @@ private final class Demo {
     }
   }
 
-  private func disconnect(_ terminal: Terminal, quietly: Bool = false) throws(DemoFailure) {
-    if !quietly {
-      try check(session.run(for: .seconds(3)), "interrupted")
-      say("The merchant disconnects the reader (reason: disconnectRequested; no reconnection follows).")
-    }
+  private func disconnect(_ terminal: Terminal) throws(DemoFailure) {
+    try check(session.run(for: .seconds(3)), "interrupted")
+    say("The merchant disconnects the reader (reason: disconnectRequested; no reconnection follows).")
     let done = Outcome<ReaderError?>()
     terminal.disconnectReader { done.set($0) }
     try check(session.run(until: { done.isSet }, limit: .seconds(30)), "the disconnect did not complete")
