@@ -86,7 +86,7 @@ private final class TerminalSoak: @unchecked Sendable {
     let world = SimulatedBluetoothCentral(clock: clock, seed: 99)
     let serial = "STRM2-90001"
     world.add(SimulatedReader(serialNumber: serial, deviceType: .stripeM2, isCharging: true))
-    let terminal = Terminal(central: world, scheduler: clock, seed: 99)
+    let terminal = Terminal(central: world, scheduler: clock, store: InMemoryReaderStore(), seed: 99)
     terminal.addEventObserver { [self] event in
       events += 1
       switch event.kind {

@@ -106,6 +106,15 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     #expect(url.path == "/home/u/.local/share/readerkit/last-reader.json")
   }
 
+  @Test func terminalsPersistToThePlatformStoreByDefault() throws {
+    #if canImport(Darwin)
+      #expect(Terminal.platformStore() is UserDefaultsReaderStore)
+    #else
+      let store = try #require(Terminal.platformStore() as? FileReaderStore)
+      #expect(store.fileURL == FileReaderStore.defaultLocation())
+    #endif
+  }
+
   @Test func defaultLocationFallsBackToHome() {
     let url = FileReaderStore.defaultLocation(environment: ["HOME": "/home/u"])
     #expect(url.path == "/home/u/.local/share/readerkit/last-reader.json")

@@ -108,7 +108,11 @@ import Testing
     let h = Harness()
     let delegate = DiscoveryRecorder(clock: h.clock)
     let done = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(h.scan(timeout: 10), delegate: delegate, completion: done.record)
+    let statusAtCompletion = Outcome<ConnectionStatus>()
+    h.terminal.discoverReaders(h.scan(timeout: 10), delegate: delegate) { [terminal = h.terminal] error in
+      statusAtCompletion.record(terminal.connectionStatus)
+      done.record(error)
+    }
 
     h.clock.advance(by: .seconds(10) - .milliseconds(1))
     #expect(done.count == 0)
@@ -123,7 +127,9 @@ import Testing
     let updates = delegate.updates.count
     h.clock.advance(by: .seconds(30))
     #expect(delegate.updates.count == updates)
-    #expect(h.log.names.last == "didChangeConnectionStatus")
+    // The status leaves discovering before the end is reported, so the completion reads notConnected.
+    #expect(h.log.names.suffix(2) == ["didChangeConnectionStatus", "didFinishDiscovery"])
+    #expect(statusAtCompletion.value == .notConnected)
   }
 
   @Test func zeroTimeoutScansUntilCancelled() {

@@ -276,7 +276,7 @@ private func violations(in events: [TerminalEvent]) -> [String] {
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     let readers = SimulatedFleet.readers(count: 3, seed: seed)
     for reader in readers { world.add(reader) }
-    let terminal = Terminal(central: world, scheduler: clock, seed: seed)
+    let terminal = Terminal(central: world, scheduler: clock, store: InMemoryReaderStore(), seed: seed)
     let log = EventLog(terminal)
     let target = readers[Int(seed % 3)].serialNumber
     // The other readers stay out of range: the faults are all the target's.

@@ -40,7 +40,9 @@ struct DiscoverCommandTests {
     let finish = try #require(events.first { $0["event"] as? String == "didFinishDiscovery" })
     #expect(finish["error"] is NSNull)
     #expect(finish["t"] as? Double == 4)
-    #expect(events.last?["status"] as? String == "notConnected")
+    #expect(events.last?["event"] as? String == "didFinishDiscovery")
+    let statuses = events.compactMap { $0["status"] as? String }
+    #expect(statuses == ["discovering", "notConnected"])
   }
 
   @Test func proximityReportsTheNearestChipperTwiceThenItsDetails() throws {

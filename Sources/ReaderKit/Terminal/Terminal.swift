@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// ```swift
 /// let world = SimulatedBluetoothCentral(clock: clock, seed: 42)
-/// let terminal = Terminal(central: world, scheduler: clock)
+/// let terminal = Terminal(central: world, scheduler: clock, store: InMemoryReaderStore())
 /// let scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
 /// let discovery = terminal.discoverReaders(scan, delegate: self) { error in … }
 /// ```
@@ -29,11 +29,13 @@ public final class Terminal: Sendable {
   /// - Parameters:
   ///   - central: the Bluetooth transport (simulated or real).
   ///   - scheduler: where everything runs; the central must deliver its events on it.
-  ///   - store: where the last connected reader is remembered (in memory by default).
+  ///   - store: where the last connected reader is remembered for `reconnectToSavedReader`; by
+  ///     default the platform's persistent store (`Terminal.platformStore()`). Pass an
+  ///     `InMemoryReaderStore` in tests and simulations that must leave no trace on disk.
   ///   - tuning: discovery timings.
   ///   - seed: the seed of the terminal's own randomness (reconnect jitter).
   public init(
-    central: any BluetoothCentral, scheduler: any Scheduler, store: any ReaderStore = InMemoryReaderStore(),
+    central: any BluetoothCentral, scheduler: any Scheduler, store: any ReaderStore = Terminal.platformStore(),
     tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0
   ) {
     engine = TerminalEngine(scheduler: scheduler, central: central, store: store, tuning: tuning, seed: seed)
@@ -41,8 +43,20 @@ public final class Terminal: Sendable {
     central.setEventHandler { [engine] event in engine.handle(event) }
   }
 
+  /// The persistent store a terminal uses unless given one: `UserDefaultsReaderStore()` (the
+  /// app's standard defaults) on Apple platforms, elsewhere a `FileReaderStore` at
+  /// `FileReaderStore.defaultLocation()` (`$XDG_DATA_HOME/readerkit/last-reader.json`).
+  public static func platformStore() -> any ReaderStore {
+    #if canImport(Darwin)
+      UserDefaultsReaderStore()
+    #else
+      FileReaderStore(fileURL: FileReaderStore.defaultLocation())
+    #endif
+  }
+
   /// A terminal on the built-in simulator: a `VirtualClock` and a seeded world with `readers`
-  /// readers from `SimulatedFleet`. Drive time with `world.clock`.
+  /// readers from `SimulatedFleet`. Drive time with `world.clock`. The store is in memory unless
+  /// given, so simulations leave nothing on disk.
   public static func simulated(
     seed: UInt64, readers: Int = 3, store: any ReaderStore = InMemoryReaderStore()
   ) -> (terminal: Terminal, world: SimulatedBluetoothCentral) {
@@ -142,6 +156,10 @@ public final class Terminal: Sendable {
 
   /// Disconnects the connected reader (reason `disconnectRequested`; no reconnection follows).
   /// Fails with `notConnected`. The saved reader is kept for reconnect at launch.
+  ///
+  /// Like every command it waits its turn: behind a running reconnection (which it does not stop —
+  /// cancel the `Cancelable` from `didStartReconnect` for that) and behind a running discovery, so
+  /// cancel a scan without a timeout first.
   public func disconnectReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
     _ = submit(.disconnect(completion), cancelable: false)
   }

@@ -154,7 +154,11 @@ final class TerminalEngine: @unchecked Sendable {
       // with one connected it keeps its place (a queued disconnect may come first), and if nothing
       // does, it fails at once with `alreadyConnected`.
       start = link == nil ? queue.submitFirst(id) : queue.submit(id)
+      // The connect starts inside this step: the status goes from discovering straight to connecting.
+      statusHeld = link == nil
       finishDiscovery(nil)
+      statusHeld = false
+      refreshStatus()
     } else {
       start = queue.submit(id)
     }
@@ -377,6 +381,8 @@ final class TerminalEngine: @unchecked Sendable {
       case .finish(let error):
         guard let finished = discovery else { continue }
         discovery = nil
+        // The completion may read `connectionStatus`: it must no longer say `discovering`.
+        refreshStatus()
         publish(.didFinishDiscovery(error))
         discoveryFinished(owner: finished.owner, error: error)
       }
