@@ -102,20 +102,28 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   /// NDEFBytes(hex: "d1 01 00 54")?.count // 4
   /// ```
   public init?(hex text: some StringProtocol) {
+    guard let bytes = try? NDEFBytes(hexText: text.utf8) else { return nil }
+    self = bytes
+  }
+
+  /// Parses hexadecimal text (as UTF-8 or ASCII bytes) by the rules of `init?(hex:)`, saying where
+  /// and why it fails.
+  /// - Throws: `NDEFHexError` with the offset of the first byte of `text` that breaks the rules.
+  public init(hexText text: some Collection<UInt8>) throws(NDEFHexError) {
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.utf8.count / 2)
+    bytes.reserveCapacity(text.count / 2)
     var high: UInt8?
-    for character in text.utf8 {
+    for (offset, character) in text.enumerated() {
       let nibble: UInt8
       switch character {
       case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
       case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
       case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
       case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
-        guard high == nil else { return nil }
+        guard high == nil else { throw NDEFHexError(offset: offset, found: character, expectedSecondDigit: true) }
         continue
       default:
-        return nil
+        throw NDEFHexError(offset: offset, found: character, expectedSecondDigit: high != nil)
       }
       if let value = high {
         bytes.append(value << 4 | nibble)
@@ -124,7 +132,25 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
         high = nibble
       }
     }
-    guard high == nil else { return nil }
+    guard high == nil else { throw NDEFHexError(offset: text.count, found: nil, expectedSecondDigit: true) }
     storage = bytes[...]
+  }
+}
+
+/// Why hexadecimal text could not be read as bytes, and where.
+public struct NDEFHexError: Error, Equatable, Sendable {
+  /// The offset, in bytes of the text, of the character that broke the rules; the text's length
+  /// when it ended in the middle of a byte.
+  public var offset: Int
+  /// The character found at `offset`; `nil` at the end of the text.
+  public var found: UInt8?
+  /// Whether the second digit of a byte was expected there (otherwise a digit or whitespace was).
+  public var expectedSecondDigit: Bool
+
+  /// Creates the error for the character `found` (`nil`: the end of the text) at `offset`.
+  public init(offset: Int, found: UInt8?, expectedSecondDigit: Bool) {
+    self.offset = offset
+    self.found = found
+    self.expectedSecondDigit = expectedSecondDigit
   }
 }

@@ -151,35 +151,19 @@ private struct NDEFCommand {
   ///
   /// - Throws: a data error naming the offset (in the text) of the first character that breaks the rule.
   static func parseHex(_ text: [UInt8]) throws(NDEFCommandFailure) -> [UInt8] {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.count / 2)
-    var high: UInt8?
-    for (offset, character) in text.enumerated() {
-      let nibble: UInt8
-      switch character {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-      case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
-        guard high == nil else {
-          throw .data("input is not hex at byte \(offset): expected the second hex digit of a byte, found whitespace")
+    do {
+      return try NDEFBytes(hexText: text).array
+    } catch {
+      let expected = error.expectedSecondDigit ? "the second hex digit of a byte" : "a hex digit or whitespace"
+      let found =
+        switch error.found {
+        case nil: "the end"
+        case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): "whitespace"
+        case let byte? where (0x21...0x7E).contains(byte): "'\(UnicodeScalar(byte))'"
+        case let byte?: "byte 0x\(hex(byte))"
         }
-        continue
-      default:
-        let found = (0x21...0x7E).contains(character) ? "'\(UnicodeScalar(character))'" : "byte 0x\(hex(character))"
-        throw .data("input is not hex at byte \(offset): expected a hex digit or whitespace, found \(found)")
-      }
-      if let value = high {
-        bytes.append(value << 4 | nibble)
-        high = nil
-      } else {
-        high = nibble
-      }
+      throw .data("input is not hex at byte \(error.offset): expected \(expected), found \(found)")
     }
-    guard high == nil else {
-      throw .data("input is not hex at byte \(text.count): expected the second hex digit of a byte, found the end")
-    }
-    return bytes
   }
 
   private static func hex(_ byte: UInt8) -> String {

@@ -28,6 +28,17 @@ import Testing
     #expect(NDEFBytes(hex: text) == nil)
   }
 
+  @Test(arguments: [
+    ("D", NDEFHexError(offset: 1, found: nil, expectedSecondDigit: true)),
+    ("D1 0", NDEFHexError(offset: 4, found: nil, expectedSecondDigit: true)),
+    ("D 1", NDEFHexError(offset: 1, found: UInt8(ascii: " "), expectedSecondDigit: true)),
+    ("0x01", NDEFHexError(offset: 1, found: UInt8(ascii: "x"), expectedSecondDigit: true)),
+    ("d1 zz", NDEFHexError(offset: 3, found: UInt8(ascii: "z"), expectedSecondDigit: false)),
+  ])
+  func malformedHexNamesTheOffendingByte(text: String, error: NDEFHexError) {
+    #expect(throws: error) { try NDEFBytes(hexText: Array(text.utf8)) }
+  }
+
   @Test func convertsToStringsOnlyWhenValid() {
     #expect(NDEFBytes(utf8: "é").utf8String == "é")
     #expect(NDEFBytes([0xFF]).utf8String == nil)

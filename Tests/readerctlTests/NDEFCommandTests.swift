@@ -126,7 +126,7 @@ import Testing
   @Test func malformedHexInputNamesTheOffendingByteOfTheText() {
     expectDataError(
       ndef(["decode", "--hex", "-"], stdin: Array("D1 01 0x".utf8)),
-      containing: "input is not hex at byte 7: expected a hex digit or whitespace, found 'x'")
+      containing: "input is not hex at byte 7: expected the second hex digit of a byte, found 'x'")
     expectDataError(
       ndef(["decode", "--hex", "-"], stdin: Array("D1 0 1".utf8)),
       containing: "input is not hex at byte 4: expected the second hex digit of a byte, found whitespace")
