@@ -61,41 +61,32 @@ public final class InMemoryReaderStore: ReaderStore {
   /// The saved reader, or `nil` when nothing was saved or it was cleared.
   /// - Throws: the error given to `failNextLoad(with:)`, once.
   public func loadLastReader() throws(ReaderError) -> SavedReader? {
-    let result: Result<SavedReader?, ReaderError> = state.withLock { state in
-      if let failure = state.loadFailure {
-        state.loadFailure = nil
-        return .failure(failure)
-      }
-      return .success(state.reader)
-    }
-    return try result.get()
+    try consumingFailure(\.loadFailure) { $0.reader }
   }
 
   /// Replaces the saved reader.
   /// - Throws: the error given to `failNextSave(with:)`, once; the old record is kept.
   public func saveLastReader(_ reader: SavedReader) throws(ReaderError) {
-    let failure: ReaderError? = state.withLock { state in
-      if let failure = state.saveFailure {
-        state.saveFailure = nil
-        return failure
-      }
-      state.reader = reader
-      return nil
-    }
-    if let failure { throw failure }
+    try consumingFailure(\.saveFailure) { $0.reader = reader }
   }
 
   /// Forgets the saved reader; succeeds when there is none.
   /// - Throws: the error given to `failNextClear(with:)`, once; the record is kept.
   public func clearLastReader() throws(ReaderError) {
-    let failure: ReaderError? = state.withLock { state in
-      if let failure = state.clearFailure {
-        state.clearFailure = nil
-        return failure
+    try consumingFailure(\.clearFailure) { $0.reader = nil }
+  }
+
+  /// Throws (and clears) the injected failure at `failure`; otherwise runs `operation` on the state.
+  private func consumingFailure<T: Sendable>(
+    _ failure: WritableKeyPath<State, ReaderError?>, _ operation: (inout State) -> T
+  ) throws(ReaderError) -> T {
+    let result: Result<T, ReaderError> = state.withLock { state in
+      if let error = state[keyPath: failure] {
+        state[keyPath: failure] = nil
+        return .failure(error)
       }
-      state.reader = nil
-      return nil
+      return .success(operation(&state))
     }
-    if let failure { throw failure }
+    return try result.get()
   }
 }

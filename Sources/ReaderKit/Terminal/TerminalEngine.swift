@@ -257,24 +257,9 @@ final class TerminalEngine: @unchecked Sendable {
     case .connect(let job):
       startConnect(owner: id, reader: job.reader, configuration: job.configuration)
     case .disconnect:
-      guard var active = link else { return fail(id, notConnected()) }
-      switch active.machine.disconnect() {
-      case .success(let actions):
-        link = active
-        perform(actions)
-      case .failure(let error):
-        fail(id, error)
-      }
-      _ = active
+      sendToLink(id) { $0.disconnect() }
     case .reboot:
-      guard var active = link else { return fail(id, notConnected()) }
-      switch active.machine.reboot() {
-      case .success(let actions):
-        link = active
-        perform(actions)
-      case .failure(let error):
-        fail(id, error)
-      }
+      sendToLink(id) { $0.reboot() }
     case .launch(var job):
       let saved: SavedReader?
       do {
@@ -304,6 +289,22 @@ final class TerminalEngine: @unchecked Sendable {
       startDiscovery(owner: id, method: .bluetoothScan(timeout: nil), simulated: true)
     }
     refreshStatus()
+  }
+
+  /// Runs a short command (disconnect, reboot) on the link's machine; the machine is only changed
+  /// when it accepts the command.
+  private func sendToLink(
+    _ id: JobID,
+    _ command: (inout ConnectionStateMachine) -> Result<[ConnectionStateMachine.Action], ReaderError>
+  ) {
+    guard var machine = link?.machine else { return fail(id, notConnected()) }
+    switch command(&machine) {
+    case .success(let actions):
+      link?.machine = machine
+      perform(actions)
+    case .failure(let error):
+      fail(id, error)
+    }
   }
 
   private func startDiscovery(owner: JobID, method: DiscoveryMethod, simulated: Bool) {
