@@ -163,6 +163,17 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     }
   }
 
+  /// Drops a connected reader's link for no reason the reader reports (`unknown`: interference, a
+  /// firmware fault). The reader stays on and in range, so it can be connected again at once. A
+  /// reader without a link ignores it.
+  public func dropLink(_ serialNumber: String) {
+    mutate { world in
+      guard world.entries[serialNumber]?.linked == true else { return [] }
+      self.record(serialNumber, "linkLost", in: &world)
+      return self.unreachable(serialNumber, .unknown, in: &world) + self.becameReachable(serialNumber, in: &world)
+    }
+  }
+
   /// Sets a reader's battery; a connected reader reports it, and at or below 5 % without external
   /// power the reader shuts down (`criticalBatteryLevel`).
   public func setBattery(_ serialNumber: String, level: Double, isCharging: Bool? = nil) {

@@ -35,13 +35,15 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
       case charge(to: Double)
       /// An M2 or WisePad 3 performs its security reboot now (`securityReboot`).
       case securityReboot
+      /// The reader's link drops for no reason it reports (`unknown`); it stays on and in range.
+      case linkLoss
 
       /// How long the fault lasts after it starts (zero for the instantaneous ones).
       public var duration: Duration {
         switch self {
         case .walkAway(let duration), .powerCycle(let duration), .radioOff(let duration): duration
         case .batteryDrain(_, let duration): duration
-        case .charge, .securityReboot: .zero
+        case .charge, .securityReboot, .linkLoss: .zero
         }
       }
 
@@ -53,6 +55,7 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
         case .batteryDrain(let level, let duration): "batteryDrain(to: \(level), over: \(duration))"
         case .charge(let level): "charge(to: \(level))"
         case .securityReboot: "securityReboot"
+        case .linkLoss: "linkLoss"
         }
       }
     }
@@ -77,7 +80,7 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
 
   /// Which kinds of fault `random(seed:…)` draws.
   public enum Category: String, Sendable, Hashable, CaseIterable {
-    case walkAway, powerCycle, radioOff, batteryDrain, securityReboot
+    case walkAway, powerCycle, radioOff, batteryDrain, securityReboot, linkLoss
   }
 
   /// The faults, in time order (faults at the same time keep their order).
@@ -140,6 +143,8 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
         faults.append(Fault(at: charged, .charge(to: 0.9), serialNumber: serial))
       case .securityReboot:
         faults.append(Fault(at: time, .securityReboot, serialNumber: serial))
+      case .linkLoss:
+        faults.append(Fault(at: time, .linkLoss, serialNumber: serial))
       }
     }
     return .init(faults)
@@ -175,6 +180,8 @@ extension SimulatedFaultSchedule.Fault {
       world.setPower(serial, on: true)
     case .securityReboot:
       world.forceSecurityReboot(serial)
+    case .linkLoss:
+      world.dropLink(serial)
     }
   }
 }

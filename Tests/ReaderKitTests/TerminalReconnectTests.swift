@@ -4,7 +4,7 @@ import Testing
 
 /// A way to lose a connected reader, with the reader it is tried on.
 enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
-  case outOfRange, poweredOff, bluetoothDisabled, criticalBatteryLevel, securityReboot, idlePowerDown
+  case outOfRange, poweredOff, bluetoothDisabled, criticalBatteryLevel, securityReboot, idlePowerDown, unknown
 
   var testDescription: String { rawValue }
 
@@ -16,6 +16,7 @@ enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case .criticalBatteryLevel: .criticalBatteryLevel
     case .securityReboot: .securityReboot
     case .idlePowerDown: .idlePowerDown
+    case .unknown: .unknown
     }
   }
 
@@ -39,6 +40,7 @@ enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case .criticalBatteryLevel: h.world.setBattery(serial, level: 0.04)
     case .securityReboot: h.world.forceSecurityReboot(serial)
     case .idlePowerDown: h.clock.advance(by: SimulatedBluetoothCentral.idlePowerDownInterval)
+    case .unknown: h.world.dropLink(serial)
     }
     h.clock.runUntilIdle()
   }
@@ -49,7 +51,7 @@ enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case .outOfRange: h.world.setInRange(serial, true)
     case .poweredOff: h.world.setPower(serial, on: true)
     case .bluetoothDisabled: h.world.setRadio(on: true)
-    case .criticalBatteryLevel, .securityReboot, .idlePowerDown: break
+    case .criticalBatteryLevel, .securityReboot, .idlePowerDown, .unknown: break
     }
   }
 }
@@ -115,7 +117,7 @@ extension EventLog {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test(arguments: [Fault.outOfRange, .poweredOff, .bluetoothDisabled, .securityReboot])
+  @Test(arguments: [Fault.outOfRange, .poweredOff, .bluetoothDisabled, .securityReboot, .unknown])
   func autoReconnectWinsTheReaderBackAtTheSameLocation(fault: Fault) {
     let h = Harness()
     guard let connection = h.connect(fault.serial) else { return }

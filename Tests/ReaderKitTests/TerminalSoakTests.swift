@@ -326,7 +326,7 @@ private func violations(in events: [TerminalEvent]) -> [String] {
     // The schedules must reach every path, or the run proves little.
     let expected: Set<DisconnectReason> = [
       .outOfRange, .poweredOff, .bluetoothDisabled, .criticalBatteryLevel, .securityReboot, .rebootRequested,
-      .disconnectRequested,
+      .disconnectRequested, .unknown,
     ]
     #expect(coverage.reasons.isSuperset(of: expected), "reasons seen: \(coverage.reasons)")
     #expect(coverage.succeeded > 200 && coverage.failed > 50 && coverage.canceled > 10 && coverage.reboots > 20)

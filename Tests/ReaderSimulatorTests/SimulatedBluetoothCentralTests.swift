@@ -114,6 +114,7 @@ private let hour = Duration.seconds(3600)
       ("radio", .bluetoothDisabled, { $0.setRadio(on: false) }),
       ("battery", .criticalBatteryLevel, { $0.setBattery("STRM2-1", level: 0.05, isCharging: false) }),
       ("security", .securityReboot, { $0.forceSecurityReboot("STRM2-1") }),
+      ("link loss", .unknown, { $0.dropLink("STRM2-1") }),
     ]
     for (name, reason, inflict) in faults {
       let w = World([m2])
@@ -124,6 +125,26 @@ private let hour = Duration.seconds(3600)
       w.clock.runUntilIdle()
       #expect(host.links.last == .didDisconnect(serialNumber: "STRM2-1", reason: reason), "\(name)")
     }
+  }
+
+  @Test func aLostLinkLeavesTheReaderReadyToConnectAgainAtOnce() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.dropLink("STRM2-1")  // Nothing to drop yet: ignored.
+    #expect(!w.kinds().contains("linkLost"))
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    w.world.dropLink("STRM2-1")
+    w.world.dropLink("STRM2-1")  // Already down: ignored.
+    #expect(w.kinds(of: "STRM2-1").filter { $0 == "linkLost" }.count == 1)
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    guard case .didConnect(let serial, _)? = host.links.last else {
+      Issue.record("expected a reconnection, got \(host.links)")
+      return
+    }
+    #expect(serial == "STRM2-1")
+    #expect(host.links.filter { $0 == .didDisconnect(serialNumber: "STRM2-1", reason: .unknown) }.count == 1)
   }
 
   @Test func securityRebootComesTwentyFourHoursAfterStartAndRestartsAfterAReboot() {

@@ -77,7 +77,7 @@ private typealias Fault = SimulatedFaultSchedule.Fault
           schedule.faults.contains {
             $0.kind == .charge(to: 0.9) && $0.serialNumber == fault.serialNumber && $0.time > fault.time + d
           })
-      case .charge, .securityReboot: break
+      case .charge, .securityReboot, .linkLoss: break
       }
       if fault.serialNumber != nil { #expect(serials.contains(fault.serialNumber!)) }
     }
