@@ -12,7 +12,8 @@ struct DemoCommandTests {
       "status: connected", "out of Bluetooth range", "status: reconnecting", "The reader dropped (outOfRange)",
       "Reconnected to", "The app reboots the reader", "accepted the reboot", "The reader dropped (rebootRequested)",
       "Reconnected to", "A day passes", "The reader dropped (securityReboot)", "Reconnected to",
-      "swipes the app away", "launched again", "Reconnected at launch", "disconnects the reader", "status: notConnected",
+      "swipes the app away", "launched again", "Reconnected at launch", "disconnects the reader",
+      "status: notConnected",
     ]
     var cursor = result.stdout.startIndex
     for milestone in milestones {
