@@ -44,7 +44,9 @@ import Testing
   ]
   /// The disconnects the reader does not come back from by itself, so no reconnection follows.
   private static let final: Set<DisconnectReason> = [.disconnectRequested, .criticalBatteryLevel, .idlePowerDown]
-  private static let timers: [Machine.Timer] = [.connect, .reconnectAttempt, .reconnectBackoff, .reconnectDeadline]
+  private static let timers: [Machine.Timer] = [
+    .connect, .reconnectAttempt, .reconnectBackoff, .reconnectDeadline, .disconnectReply, .rebootReply, .rebootDrop,
+  ]
 
   /// One randomized run: the machine, the driver's view of it, and what has happened so far.
   private struct Run {
@@ -228,7 +230,7 @@ import Testing
             fail("lowBatteryWarning without a low readerUpdated before it")
             break
           }
-        case .closeLink, .connectFailed, .disconnectCompleted, .rebootAnswered, .readerUpdated:
+        case .closeLink, .connectFailed, .disconnectCompleted, .rebootAnswered, .readerUpdated, .rebootNotCarriedOut:
           break
         }
       }
@@ -255,7 +257,8 @@ import Testing
 
     static func impliedStatus(_ action: Action) -> ConnectionStatus? {
       switch action {
-      case .connected, .reconnectSucceeded, .rebootAnswered, .lowBatteryWarning, .readerUpdated: .connected
+      case .connected, .reconnectSucceeded, .rebootAnswered, .lowBatteryWarning, .readerUpdated, .rebootNotCarriedOut:
+        .connected
       case .connectFailed, .disconnectCompleted, .disconnected: .notConnected
       case .reconnectStarted: .reconnecting
       case .openLink, .abandonLink, .closeLink, .sendReboot, .arm, .disarm, .reconnectFailed: nil

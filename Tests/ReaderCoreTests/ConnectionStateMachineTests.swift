@@ -243,10 +243,15 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
 @Suite struct ConnectionStateMachineDisconnectTests {
   @Test func disconnectClosesTheLinkAndCompletesWhenItIsDown() {
     var machine = connectedMachine()
-    #expect(succeeded(machine.disconnect()) == [.closeLink(serialNumber: serial)])
+    #expect(
+      succeeded(machine.disconnect()) == [
+        .closeLink(serialNumber: serial), .arm(.disconnectReply, after: ConnectionStateMachine.replyTimeout),
+      ])
     #expect(machine.status == .connected, "connected until the link is really down")
     #expect(
-      machine.linkDown(serialNumber: serial, reason: .disconnectRequested) == [.disconnectCompleted(connectedReader)])
+      machine.linkDown(serialNumber: serial, reason: .disconnectRequested) == [
+        .disarm(.disconnectReply), .disconnectCompleted(connectedReader),
+      ])
     #expect(machine.status == .notConnected)
     #expect(machine.connectedReader == nil)
   }
@@ -254,7 +259,10 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
   @Test func anyLinkDropWhileDisconnectingCompletesTheDisconnectWithoutReconnecting() {
     var machine = connectedMachine()
     _ = machine.disconnect()
-    #expect(machine.linkDown(serialNumber: serial, reason: .outOfRange) == [.disconnectCompleted(connectedReader)])
+    #expect(
+      machine.linkDown(serialNumber: serial, reason: .outOfRange) == [
+        .disarm(.disconnectReply), .disconnectCompleted(connectedReader),
+      ])
     #expect(!machine.isReconnecting)
   }
 
@@ -296,12 +304,13 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
 
   @Test func rebootSendsTheRequestAndAnAcceptedRebootReconnectsAfterTheDrop() {
     var machine = connectedMachine()
-    #expect(succeeded(machine.reboot()) == [.sendReboot(serialNumber: serial)])
+    #expect(succeeded(machine.reboot()) == rebootRequest)
     #expect(machine.status == .connected)
-    #expect(machine.rebootResponse(serialNumber: serial, error: nil) == [.rebootAnswered(nil)])
+    #expect(machine.rebootResponse(serialNumber: serial, error: nil) == rebootAccepted)
     #expect(machine.status == .connected)
     #expect(
-      machine.linkDown(serialNumber: serial, reason: .rebootRequested) == reconnectStart(reason: .rebootRequested))
+      machine.linkDown(serialNumber: serial, reason: .rebootRequested)
+        == [.disarm(.rebootDrop)] + reconnectStart(reason: .rebootRequested))
     #expect(machine.status == .reconnecting)
   }
 
@@ -309,7 +318,9 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     var machine = connectedMachine()
     _ = machine.reboot()
     _ = machine.rebootResponse(serialNumber: serial, error: nil)
-    #expect(machine.linkDown(serialNumber: serial, reason: .unknown) == reconnectStart(reason: .rebootRequested))
+    #expect(
+      machine.linkDown(serialNumber: serial, reason: .unknown)
+        == [.disarm(.rebootDrop)] + reconnectStart(reason: .rebootRequested))
   }
 
   @Test func anAcceptedRebootWithoutAutoReconnectEndsInDisconnected() {
@@ -318,7 +329,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     _ = machine.rebootResponse(serialNumber: serial, error: nil)
     #expect(
       machine.linkDown(serialNumber: serial, reason: .rebootRequested) == [
-        .disconnected(connectedReader, reason: .rebootRequested)
+        .disarm(.rebootDrop), .disconnected(connectedReader, reason: .rebootRequested),
       ])
     #expect(machine.status == .notConnected)
   }
@@ -327,22 +338,24 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     var machine = connectedMachine()
     _ = machine.reboot()
     let refusal = ReaderError(.readerBusy, "installing an update")
-    #expect(machine.rebootResponse(serialNumber: serial, error: refusal) == [.rebootAnswered(refusal)])
+    #expect(
+      machine.rebootResponse(serialNumber: serial, error: refusal) == [.disarm(.rebootReply), .rebootAnswered(refusal)])
     #expect(machine.status == .connected)
     #expect(machine.connectedReader == connectedReader)
-    #expect(succeeded(machine.reboot()) == [.sendReboot(serialNumber: serial)], "it can be asked again")
+    #expect(succeeded(machine.reboot()) == rebootRequest, "it can be asked again")
   }
 
   @Test func aLinkDropBeforeTheRebootAnswerFailsTheRebootThenReconnects() {
     var machine = connectedMachine()
     _ = machine.reboot()
     let actions = machine.linkDown(serialNumber: serial, reason: .outOfRange)
-    guard case .rebootAnswered(let error?) = actions.first else {
-      Issue.record("expected a failed reboot answer first, got \(actions)")
+    guard actions.first == .disarm(.rebootReply), actions.count > 1, case .rebootAnswered(let error?) = actions[1]
+    else {
+      Issue.record("expected the reply timer disarmed and a failed reboot answer first, got \(actions)")
       return
     }
     #expect(error.code == .rebootFailed)
-    #expect(Array(actions.dropFirst()) == reconnectStart())
+    #expect(Array(actions.dropFirst(2)) == reconnectStart())
     #expect(machine.rebootResponse(serialNumber: serial, error: nil) == [], "a late answer is absorbed")
   }
 
@@ -350,7 +363,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     var machine = connectedMachine(autoReconnect: false)
     _ = machine.reboot()
     let actions = machine.linkDown(serialNumber: serial, reason: .poweredOff)
-    #expect(actions.count == 2)
+    #expect(actions.count == 3)
     #expect(actions.last == .disconnected(connectedReader, reason: .poweredOff))
     #expect(machine.status == .notConnected)
   }
@@ -368,10 +381,60 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     #expect(machine.rebootResponse(serialNumber: serial, error: nil) == [])
     _ = machine.reboot()
     #expect(machine.rebootResponse(serialNumber: stranger, error: nil) == [])
-    #expect(machine.rebootResponse(serialNumber: serial, error: nil) == [.rebootAnswered(nil)])
+    #expect(machine.rebootResponse(serialNumber: serial, error: nil) == rebootAccepted)
     #expect(machine.rebootResponse(serialNumber: serial, error: nil) == [], "answered once")
   }
+
+  @Test func aRebootRequestTheReaderNeverAnswersFailsAfterTheReplyTimeout() {
+    var machine = connectedMachine()
+    _ = machine.reboot()
+    let actions = machine.timerFired(.rebootReply)
+    guard case .rebootAnswered(let error?) = actions.first, actions.count == 1 else {
+      Issue.record("expected one failed reboot answer, got \(actions)")
+      return
+    }
+    #expect(error.code == .rebootFailed)
+    #expect(error.context["timeout"] == "10 seconds")
+    #expect(machine.status == .connected)
+    #expect(succeeded(machine.reboot()) == rebootRequest, "it can be asked again")
+  }
+
+  @Test func aDisconnectTheReaderNeverConfirmsCompletesAfterTheReplyTimeout() {
+    var machine = connectedMachine()
+    _ = machine.disconnect()
+    #expect(
+      machine.timerFired(.disconnectReply) == [
+        .abandonLink(serialNumber: serial), .disconnectCompleted(connectedReader),
+      ])
+    #expect(machine.status == .notConnected)
+    #expect(machine.linkDown(serialNumber: serial, reason: .disconnectRequested) == [], "a late drop is absorbed")
+  }
+
+  @Test func anAcceptedRebootThatNeverDropsCountsAsConnectedAgain() {
+    var machine = connectedMachine()
+    _ = machine.reboot()
+    _ = machine.rebootResponse(serialNumber: serial, error: nil)
+    #expect(machine.timerFired(.rebootDrop) == [.rebootNotCarriedOut(connectedReader)])
+    #expect(machine.status == .connected)
+    #expect(succeeded(machine.disconnect()).first == .closeLink(serialNumber: serial), "commands work on it again")
+  }
+
+  @Test func aReconnectionAfterBluetoothDisabledAttemptsAtOnceWhenTheRadioIsAlreadyBack() {
+    var machine = connectedMachine()
+    let actions = machine.linkDown(serialNumber: serial, reason: .bluetoothDisabled, isRadioOn: true)
+    #expect(actions == reconnectStart(reason: .bluetoothDisabled))
+    var waiting = connectedMachine()
+    let offActions = waiting.linkDown(serialNumber: serial, reason: .bluetoothDisabled, isRadioOn: false)
+    #expect(!offActions.contains(.openLink(serialNumber: serial)), "waits for the radio while it is off")
+  }
 }
+
+private let rebootRequest: [ConnectionStateMachine.Action] = [
+  .sendReboot(serialNumber: serial), .arm(.rebootReply, after: ConnectionStateMachine.replyTimeout),
+]
+private let rebootAccepted: [ConnectionStateMachine.Action] = [
+  .disarm(.rebootReply), .rebootAnswered(nil), .arm(.rebootDrop, after: ConnectionStateMachine.replyTimeout),
+]
 
 // MARK: - Unexpected disconnects and reconnection
 
@@ -746,7 +809,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     #expect(disconnecting.connectedReader == updated(0.14))
     #expect(
       disconnecting.linkDown(serialNumber: serial, reason: .disconnectRequested) == [
-        .disconnectCompleted(updated(0.14))
+        .disarm(.disconnectReply), .disconnectCompleted(updated(0.14)),
       ])
 
     var rebooting = connectedMachine()

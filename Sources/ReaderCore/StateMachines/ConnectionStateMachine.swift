@@ -14,7 +14,17 @@ package struct ConnectionStateMachine {
     case reconnectBackoff
     /// The overall reconnection deadline.
     case reconnectDeadline
+    /// How long the reader has to close the link after the app's disconnect.
+    case disconnectReply
+    /// How long the reader has to answer a reboot request.
+    case rebootReply
+    /// How long a reader that accepted a reboot has to drop the link.
+    case rebootDrop
   }
+
+  /// How long the reader has to answer a disconnect or a reboot, and to drop the link after
+  /// accepting a reboot, before the machine stops waiting for it.
+  package static let replyTimeout = Duration.seconds(10)
 
   /// What the driver must do, in order.
   package enum Action: Equatable, Sendable {
@@ -30,8 +40,10 @@ package struct ConnectionStateMachine {
     case connectFailed(ReaderError)
     /// The app's `disconnectReader()` completed.
     case disconnectCompleted(Reader)
-    /// The reader accepted (`nil`) or refused a reboot request.
+    /// The reader accepted (`nil`) or refused a reboot request, or did not answer in time.
     case rebootAnswered(ReaderError?)
+    /// The reader accepted a reboot but kept the link for `replyTimeout`; it counts as connected.
+    case rebootNotCarriedOut(Reader)
     /// An unexpected disconnect started automatic reconnection.
     case reconnectStarted(Reader, reason: DisconnectReason)
     /// Automatic reconnection won the reader back.
@@ -143,7 +155,7 @@ package struct ConnectionStateMachine {
       return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
     }
     state = .disconnecting(reader)
-    return .success([.closeLink(serialNumber: reader.serialNumber)])
+    return .success([.closeLink(serialNumber: reader.serialNumber), .arm(.disconnectReply, after: Self.replyTimeout)])
   }
 
   /// Asks the connected reader to reboot.
@@ -152,7 +164,7 @@ package struct ConnectionStateMachine {
       return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
     }
     state = .rebootRequested(reader)
-    return .success([.sendReboot(serialNumber: reader.serialNumber)])
+    return .success([.sendReboot(serialNumber: reader.serialNumber), .arm(.rebootReply, after: Self.replyTimeout)])
   }
 
   /// Abandons the first connection while it is under way; nil when none is.
@@ -207,19 +219,24 @@ package struct ConnectionStateMachine {
     }
   }
 
-  package mutating func linkDown(serialNumber: String, reason: DisconnectReason) -> [Action] {
+  /// The link to `serialNumber` went down for `reason`; `isRadioOn` is the host radio's state now
+  /// (a reconnection after `bluetoothDisabled` waits for the radio only while it is off).
+  package mutating func linkDown(serialNumber: String, reason: DisconnectReason, isRadioOn: Bool = false) -> [Action] {
     switch state {
     case .connected(let reader) where reader.serialNumber == serialNumber:
-      return lost(reader, reason: reason)
+      return lost(reader, reason: reason, isRadioOn: isRadioOn)
     case .rebootRequested(let reader) where reader.serialNumber == serialNumber:
       // The reader dropped before answering: the reboot was not confirmed.
-      return [.rebootAnswered(ReaderError(.rebootFailed, "the reader disconnected before accepting the reboot"))]
-        + lost(reader, reason: reason)
+      return [
+        .disarm(.rebootReply),
+        .rebootAnswered(ReaderError(.rebootFailed, "the reader disconnected before accepting the reboot")),
+      ] + lost(reader, reason: reason, isRadioOn: isRadioOn)
     case .rebootAccepted(let reader) where reader.serialNumber == serialNumber:
-      return lost(reader, reason: reason == .unknown ? .rebootRequested : reason)
+      return [.disarm(.rebootDrop)]
+        + lost(reader, reason: reason == .unknown ? .rebootRequested : reason, isRadioOn: isRadioOn)
     case .disconnecting(let reader) where reader.serialNumber == serialNumber:
       state = .idle
-      return [.disconnectCompleted(reader)]
+      return [.disarm(.disconnectReply), .disconnectCompleted(reader)]
     case .connecting(let reader, _) where reader.serialNumber == serialNumber:
       state = .idle
       return [
@@ -237,8 +254,12 @@ package struct ConnectionStateMachine {
 
   package mutating func rebootResponse(serialNumber: String, error: ReaderError?) -> [Action] {
     guard case .rebootRequested(let reader) = state, reader.serialNumber == serialNumber else { return [] }
-    state = error == nil ? .rebootAccepted(reader) : .connected(reader)
-    return [.rebootAnswered(error)]
+    guard error == nil else {
+      state = .connected(reader)
+      return [.disarm(.rebootReply), .rebootAnswered(error)]
+    }
+    state = .rebootAccepted(reader)
+    return [.disarm(.rebootReply), .rebootAnswered(nil), .arm(.rebootDrop, after: Self.replyTimeout)]
   }
 
   /// A connected reader's battery reading: reported while the link is up (also while a disconnect or
@@ -315,6 +336,22 @@ package struct ConnectionStateMachine {
         + backOff(reconnection, disarmAttempt: false)
     case (.reconnectBackoff, .reconnecting(let reconnection)) where reconnection.phase == .backingOff:
       return attempt(reconnection)
+    case (.disconnectReply, .disconnecting(let reader)):
+      // The reader never confirmed: the link is abandoned here, and the app's disconnect stands.
+      state = .idle
+      return [.abandonLink(serialNumber: reader.serialNumber), .disconnectCompleted(reader)]
+    case (.rebootReply, .rebootRequested(let reader)):
+      state = .connected(reader)
+      return [
+        .rebootAnswered(
+          ReaderError(
+            .rebootFailed, "the reader did not answer the reboot request",
+            context: ["serialNumber": reader.serialNumber, "timeout": Self.replyTimeout.formattedSeconds]))
+      ]
+    case (.rebootDrop, .rebootAccepted(let reader)):
+      // Accepted but never went down: treat it as connected again, so commands work on it.
+      state = .connected(reader)
+      return [.rebootNotCarriedOut(reader)]
     case (.reconnectDeadline, .reconnecting(let reconnection)):
       let error = ReaderError(
         .bluetoothConnectTimedOut, "the reader could not be reconnected before the deadline",
@@ -330,14 +367,14 @@ package struct ConnectionStateMachine {
 
   // MARK: Helpers
 
-  private mutating func lost(_ reader: Reader, reason: DisconnectReason) -> [Action] {
+  private mutating func lost(_ reader: Reader, reason: DisconnectReason, isRadioOn: Bool) -> [Action] {
     guard autoReconnect, Self.reconnects(after: reason) else {
       state = .idle
       return [.disconnected(reader, reason: reason)]
     }
     let reconnection = Reconnection(reader: reader, reason: reason, attempt: 0, phase: .attempting)
     let start: [Action] = [.reconnectStarted(reader, reason: reason), .arm(.reconnectDeadline, after: policy.deadline)]
-    if reason == .bluetoothDisabled {
+    if reason == .bluetoothDisabled && !isRadioOn {
       state = .reconnecting(Reconnection(reader: reader, reason: reason, attempt: 0, phase: .waitingForRadio))
       return start
     }

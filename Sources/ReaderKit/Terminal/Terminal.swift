@@ -159,28 +159,42 @@ public final class Terminal: Sendable {
   ///
   /// Like every command it waits its turn: behind a running reconnection (which it does not stop —
   /// cancel the `Cancelable` from `didStartReconnect` for that) and behind a running discovery, so
-  /// cancel a scan without a timeout first.
-  public func disconnectReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
-    _ = submit(.disconnect(completion), cancelable: false)
+  /// cancel a scan without a timeout first. While it waits, the returned `Cancelable` withdraws it
+  /// (the completion gets `canceled`); once sent to the reader it runs to the end, and `cancel`
+  /// waits for that and reports `nothingToCancel`. A reader that does not close the link within 10
+  /// seconds is let go of all the same, and the disconnect succeeds.
+  @discardableResult
+  public func disconnectReader(completion: @escaping @Sendable (ReaderError?) -> Void) -> Cancelable {
+    submit(.disconnect(completion))
   }
 
-  /// Disconnects the connected reader; see `disconnectReader(completion:)`.
+  /// Disconnects the connected reader; see `disconnectReader(completion:)`. Cancelling the task
+  /// withdraws the disconnect while it waits its turn.
   public func disconnectReader() async throws(ReaderError) {
-    try await awaitVoid { completion in disconnectReader(completion: completion) }
+    try await awaitResult { completion in
+      disconnectReader { error in completion(error.map { .failure($0) } ?? .success(())) }
+    }
   }
 
   /// Reboots the connected reader. The completion reports success once the reader accepted; it then
   /// disconnects (`rebootRequested`), restarts, and — with automatic reconnection — is reconnected.
   /// For M2 and WisePad 3 this restarts the 24-hour security reboot count. Commands issued after it
   /// start once the reader has dropped the link: a `disconnectReader()` right after a reboot waits
-  /// for the reconnection and then disconnects. Fails with `notConnected` or `rebootFailed`.
-  public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) {
-    _ = submit(.reboot(completion), cancelable: false)
+  /// for the reconnection and then disconnects (if the reader accepts but keeps the link for 10
+  /// seconds, they start anyway). Fails with `notConnected`, `rebootFailed` (refused, the reader
+  /// dropped before answering, or no answer within 10 seconds) or `canceled`. The returned
+  /// `Cancelable` withdraws the reboot while it waits its turn; once sent, it cannot be taken back.
+  @discardableResult
+  public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) -> Cancelable {
+    submit(.reboot(completion))
   }
 
-  /// Reboots the connected reader; see `rebootReader(completion:)`.
+  /// Reboots the connected reader; see `rebootReader(completion:)`. Cancelling the task withdraws
+  /// the reboot while it waits its turn.
   public func rebootReader() async throws(ReaderError) {
-    try await awaitVoid { completion in rebootReader(completion: completion) }
+    try await awaitResult { completion in
+      rebootReader { error in completion(error.map { .failure($0) } ?? .success(())) }
+    }
   }
 
   // MARK: Reconnect at launch
@@ -228,14 +242,14 @@ public final class Terminal: Sendable {
 
   // MARK: Plumbing
 
-  private func submit(_ job: TerminalEngine.Job, cancelable: Bool = true) -> Cancelable {
+  private func submit(_ job: TerminalEngine.Job) -> Cancelable {
     let id = jobCounter.withLock { value -> UInt64 in
       defer { value += 1 }
       return value
     }
     let engine = self.engine
     let handle = Cancelable { engine.scheduler.execute { engine.cancel(id) } }
-    engine.scheduler.execute { engine.submit(id, job, cancelable: cancelable ? handle : nil) }
+    engine.scheduler.execute { engine.submit(id, job, cancelable: handle) }
     return handle
   }
 
@@ -251,13 +265,6 @@ public final class Terminal: Sendable {
       slot.cancel()
     }
     return try result.get()
-  }
-
-  private func awaitVoid(_ start: (@escaping @Sendable (ReaderError?) -> Void) -> Void) async throws(ReaderError) {
-    let error = await withCheckedContinuation { (continuation: CheckedContinuation<ReaderError?, Never>) in
-      start { continuation.resume(returning: $0) }
-    }
-    if let error { throw error }
   }
 }
 

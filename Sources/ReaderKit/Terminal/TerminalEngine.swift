@@ -55,8 +55,6 @@ final class TerminalEngine: @unchecked Sendable {
     case discovery(DiscoveryStateMachine.Timer)
     case link(ConnectionStateMachine.Timer)
     case launchTimeout
-    /// How long an accepted reboot may keep the command line waiting for the reader to drop.
-    case rebootDrop
     /// How long a connect listens for a reader last heard too long ago.
     case locate
   }
@@ -109,9 +107,15 @@ final class TerminalEngine: @unchecked Sendable {
   private var timers: [TimerKey: ScheduledWork] = [:]
   private var lastSeen: [String: Duration] = [:]
   private var publishedStatus = ConnectionStatus.notConnected
-  /// Set while one step moves from a phase to the next (the launch's discovery to its connect), so
-  /// the status does not pass through `notConnected` in between.
-  private var statusHeld = false
+  /// Set from the moment a step decides to connect (a connect ending a discovery, a launch that found
+  /// its reader, a listened-for reader heard again) until the connect starts, so the status goes
+  /// straight to `connecting` instead of passing through `notConnected`.
+  private var connectPending = false
+  /// How deep the engine is in performing one batch of state-machine actions, and the commands that
+  /// finished inside it: the next command starts only once the whole batch is done, so it sees the
+  /// state the batch leaves (a reconnection that holds the line), not a state half-way through it.
+  private var batchDepth = 0
+  private var finishedInBatch: [JobID] = []
   /// A reboot that was accepted (its completion has run) and keeps its place at the head of the
   /// line until the reader drops the link, so commands queued behind it see the reconnection (or
   /// the disconnect) rather than a reader that is connected but about to go.
@@ -154,10 +158,11 @@ final class TerminalEngine: @unchecked Sendable {
       // with one connected it keeps its place (a queued disconnect may come first), and if nothing
       // does, it fails at once with `alreadyConnected`.
       start = link == nil ? queue.submitFirst(id) : queue.submit(id)
-      // The connect starts inside this step: the status goes from discovering straight to connecting.
-      statusHeld = link == nil
+      // The connect starts at the end of this step: the status goes from discovering straight to
+      // connecting, and the discovery's completion already reads `connecting`.
+      connectPending = link == nil
       finishDiscovery(nil)
-      statusHeld = false
+      connectPending = false
       refreshStatus()
     } else {
       start = queue.submit(id)
@@ -188,7 +193,7 @@ final class TerminalEngine: @unchecked Sendable {
           perform(actions)
         }
       case .disconnect, .reboot:
-        break  // Short commands already sent to the reader; they complete on their own.
+        break  // Already sent to the reader: they run to the end, and the cancel waits for it.
       }
     case .unknown:
       break
@@ -214,11 +219,20 @@ final class TerminalEngine: @unchecked Sendable {
       if !on, discovery != nil {
         finishDiscovery(ReaderError(.bluetoothDisabled, "Bluetooth was turned off during discovery"))
       }
+      if !on, let located = locating {
+        stopLocating()
+        fail(
+          located.owner,
+          ReaderError(
+            .bluetoothDisabled, "Bluetooth was turned off before the reader was heard",
+            context: ["serialNumber": located.reader.serialNumber]))
+      }
       if let actions = link?.machine.radio(isPoweredOn: on) { perform(actions) }
     case .advertisement(let advertisement):
       lastSeen[advertisement.serialNumber] = now
       discovery?.machine.advertisement(advertisement, now: now)
       if let located = locating, located.reader.serialNumber == advertisement.serialNumber {
+        connectPending = true
         stopLocating()
         startConnect(owner: located.owner, reader: located.reader, configuration: located.configuration)
       }
@@ -231,7 +245,10 @@ final class TerminalEngine: @unchecked Sendable {
     case .didFailToConnect(let serial, let error):
       if let actions = link?.machine.linkFailed(serialNumber: serial, error: error) { perform(actions) }
     case .didDisconnect(let serial, let reason):
-      if let actions = link?.machine.linkDown(serialNumber: serial, reason: reason) { perform(actions) }
+      let radioOn = central.isPoweredOn
+      if let actions = link?.machine.linkDown(serialNumber: serial, reason: reason, isRadioOn: radioOn) {
+        perform(actions)
+      }
     case .batteryDidChange(let serial, let level, let charging):
       if let actions = link?.machine.battery(serialNumber: serial, level: level, isCharging: charging) {
         perform(actions)
@@ -315,6 +332,7 @@ final class TerminalEngine: @unchecked Sendable {
   }
 
   private func startConnect(owner: JobID, reader: Reader, configuration: BluetoothConnectionConfiguration) {
+    connectPending = false
     if let connected = link {
       return fail(
         owner,
@@ -368,7 +386,15 @@ final class TerminalEngine: @unchecked Sendable {
   // MARK: Performing actions
 
   private func perform(_ actions: [DiscoveryStateMachine.Action]) {
+    inBatch { run(actions) }
+  }
+
+  private func run(_ actions: [DiscoveryStateMachine.Action]) {
+    let owner = discovery?.owner
     for action in actions {
+      // A report can end the discovery (a launch found its reader): what the batch still holds
+      // (the next tick's timer) belongs to a discovery that is over.
+      guard let current = discovery, current.owner == owner else { break }
       switch action {
       case .startScan: central.startScan()
       case .stopScan: central.stopScan()
@@ -403,9 +429,8 @@ final class TerminalEngine: @unchecked Sendable {
       else { return }
       reader.simulated = reader.simulated || discovery?.machine.simulated == true
       publish(.didFindSavedReader(reader))
-      statusHeld = true
+      connectPending = true
       finishDiscovery(nil)
-      statusHeld = false
       startConnect(owner: owner, reader: reader, configuration: configuration)
     default:
       break
@@ -419,7 +444,7 @@ final class TerminalEngine: @unchecked Sendable {
       removeEntry(owner)
       job.completion(error)
       entry.cancelable?.completed(canceled: error?.code == .canceled)
-      advance(queue.finish(owner))
+      finishCommand(owner)
     case .launch:
       // Success means the saved reader was found and the connect has started; only errors end it.
       if let error { finishLaunch(owner, .failure(error)) }
@@ -429,6 +454,10 @@ final class TerminalEngine: @unchecked Sendable {
   }
 
   private func perform(_ actions: [ConnectionStateMachine.Action]) {
+    inBatch { run(actions) }
+  }
+
+  private func run(_ actions: [ConnectionStateMachine.Action]) {
     for action in actions {
       switch action {
       case .openLink(let serial): central.connect(serialNumber: serial)
@@ -456,11 +485,13 @@ final class TerminalEngine: @unchecked Sendable {
         if error == nil, let id = queue.running, let entry = entries[id], case .reboot(let completion) = entry.job {
           removeEntry(id)
           acceptedReboot = id
-          arm(.rebootDrop, after: Self.rebootDropTimeout)
           completion(nil)
+          entry.cancelable?.completed(canceled: false)
         } else {
           finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: error)
         }
+      case .rebootNotCarriedOut:
+        releaseAcceptedReboot()
       case .reconnectStarted(let reader, let reason):
         queue.hold()
         let cancelable = Cancelable(onCancelOf: { [self] handle in scheduler.execute { self.cancelReconnect(handle) } })
@@ -530,7 +561,7 @@ final class TerminalEngine: @unchecked Sendable {
       removeEntry(owner)
       job.completion(result)
       entry.cancelable?.completed(canceled: isCanceled(result))
-      advance(queue.finish(owner))
+      finishCommand(owner)
     case .launch:
       finishLaunch(owner, result.map { $0 })
     default:
@@ -548,7 +579,7 @@ final class TerminalEngine: @unchecked Sendable {
     publish(.didFinishLaunchReconnect(result.failure))
     job.completion(result)
     entry.cancelable?.completed(canceled: result.failure?.code == .canceled)
-    advance(queue.finish(owner))
+    finishCommand(owner)
   }
 
   private func finishShortCommand(where matches: (Job) -> Bool, error: ReaderError?) {
@@ -558,25 +589,21 @@ final class TerminalEngine: @unchecked Sendable {
     case .disconnect(let completion), .reboot(let completion): completion(error)
     default: break
     }
-    advance(queue.finish(id))
+    entry.cancelable?.completed(canceled: false)
+    finishCommand(id)
   }
-
-  /// The time a reader has to drop the link after accepting a reboot before the commands behind the
-  /// reboot run anyway.
-  static let rebootDropTimeout = Duration.seconds(10)
 
   private func releaseAcceptedReboot() {
     guard let id = acceptedReboot else { return }
     acceptedReboot = nil
-    disarm(.rebootDrop)
-    advance(queue.finish(id))
+    finishCommand(id)
   }
 
   private func fail(_ id: JobID, _ error: ReaderError) {
     guard entries[id] != nil else { return }
     if case .launch = entries[id]?.job { return finishLaunch(id, .failure(error)) }
     complete(id, canceledWith: error)
-    advance(queue.finish(id))
+    finishCommand(id)
   }
 
   /// Completes a job that never ran (or failed at its start) with `error`.
@@ -596,6 +623,26 @@ final class TerminalEngine: @unchecked Sendable {
   @discardableResult
   private func removeEntry(_ id: JobID) -> Entry? {
     entries.removeValue(forKey: id)
+  }
+
+  /// Marks `id` done; the next command starts now, or at the end of the batch being performed.
+  private func finishCommand(_ id: JobID) {
+    if batchDepth > 0 {
+      finishedInBatch.append(id)
+    } else {
+      advance(queue.finish(id))
+    }
+  }
+
+  /// Runs one batch of actions, then starts what the commands finished in it let through.
+  private func inBatch(_ body: () -> Void) {
+    batchDepth += 1
+    body()
+    batchDepth -= 1
+    guard batchDepth == 0 else { return }
+    while !finishedInBatch.isEmpty {
+      advance(queue.finish(finishedInBatch.removeFirst()))
+    }
   }
 
   private func advance(_ start: CommandQueue<JobID>.Start) {
@@ -628,8 +675,6 @@ final class TerminalEngine: @unchecked Sendable {
       if let actions = discovery?.machine.timerFired(timer, now: scheduler.elapsed) { perform(actions) }
     case .link(let timer):
       if let actions = link?.machine.timerFired(timer) { perform(actions) }
-    case .rebootDrop:
-      releaseAcceptedReboot()
     case .locate:
       guard let located = locating else { return }
       stopLocating()
@@ -654,8 +699,7 @@ final class TerminalEngine: @unchecked Sendable {
   // MARK: Publishing
 
   private func refreshStatus() {
-    guard !statusHeld else { return }
-    let linkStatus = link?.machine.status ?? (locating != nil ? .connecting : .notConnected)
+    let linkStatus = link?.machine.status ?? (locating != nil || connectPending ? .connecting : .notConnected)
     let status: ConnectionStatus = linkStatus == .notConnected && discovery != nil ? .discovering : linkStatus
     let reader = link?.machine.connectedReader
     snapshot.withLock {

@@ -1,0 +1,244 @@
+import ReaderCore
+import ReaderSimulator
+import Synchronization
+import Testing
+
+@testable import ReaderKit
+
+/// A Bluetooth stack whose reader can be told to ignore reboot and disconnect requests, as firmware
+/// that hangs does; everything else goes to the simulated world.
+private final class SilentReaderCentral: BluetoothCentral {
+  let world: SimulatedBluetoothCentral
+  let ignoresReboot = Atomic(false)
+  let ignoresDisconnect = Atomic(false)
+
+  init(_ world: SimulatedBluetoothCentral) { self.world = world }
+
+  func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) { world.setEventHandler(handler) }
+  var isPoweredOn: Bool { world.isPoweredOn }
+  func startScan() { world.startScan() }
+  func stopScan() { world.stopScan() }
+  func connect(serialNumber: String) { world.connect(serialNumber: serialNumber) }
+  func cancelConnect(serialNumber: String) { world.cancelConnect(serialNumber: serialNumber) }
+  func flashLEDs(serialNumber: String) { world.flashLEDs(serialNumber: serialNumber) }
+
+  func disconnect(serialNumber: String) {
+    if !ignoresDisconnect.load(ordering: .relaxed) { world.disconnect(serialNumber: serialNumber) }
+  }
+
+  func reboot(serialNumber: String) {
+    if !ignoresReboot.load(ordering: .relaxed) { world.reboot(serialNumber: serialNumber) }
+  }
+}
+
+/// A terminal over `SilentReaderCentral`, connected to the M2.
+private struct SilentHarness {
+  let clock = VirtualClock()
+  let central: SilentReaderCentral
+  let terminal: Terminal
+  let log: EventLog
+  let delegate = ReaderRecorder()
+
+  init?() {
+    let world = SimulatedBluetoothCentral(clock: clock, seed: 1)
+    for reader in Fixture.readers() { world.add(reader) }
+    central = SilentReaderCentral(world)
+    terminal = Terminal(central: central, scheduler: clock, store: InMemoryReaderStore(), seed: 1)
+    log = EventLog(terminal)
+    let found = Outcome<[Reader]>()
+    let scan = terminal.discoverReaders(Harness.scan, delegate: ListDelegate(found)) { _ in }
+    clock.advance(by: .seconds(3))
+    guard let reader = found.all.last?.first(where: { $0.serialNumber == Fixture.m2 }) else { return nil }
+    scan.cancel()
+    let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: Fixture.location)
+      .build()
+    terminal.connectReader(reader, connectionConfig: config) { _ in }
+    clock.advance(by: .seconds(3))
+    guard terminal.connectionStatus == .connected else { return nil }
+  }
+}
+
+private final class ListDelegate: DiscoveryDelegate {
+  let lists: Outcome<[Reader]>
+  init(_ lists: Outcome<[Reader]>) { self.lists = lists }
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { lists.record(readers) }
+}
+
+/// The orderings and timeouts around commands that the reader answers late, wrongly or never.
+@Suite struct TerminalOrderingTests {
+  @Test func commandQueuedBehindARebootTheReaderDropsBeforeAnsweringWaitsForTheReconnection() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    let reboot = Outcome<ReaderError?>()
+    let disconnect = Outcome<ReaderError?>()
+    h.terminal.rebootReader(completion: reboot.record)
+    h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.advance(by: .milliseconds(100))
+    h.world.walkAway(Fixture.m2, for: .seconds(5))  // Gone before the 300 ms answer.
+    h.clock.runUntilIdle()
+    #expect(reboot.value??.code == .rebootFailed)
+    #expect(disconnect.count == 0, "the disconnect must wait for the reconnection")
+    #expect(h.terminal.connectionStatus == .reconnecting)
+
+    h.clock.advance(by: .seconds(30))
+    #expect(disconnect.value == .some(nil))
+    #expect(h.terminal.connectionStatus == .notConnected)
+    let names = h.log.namesWithoutStatus
+    #expect(names.firstIndex(of: "didStartReconnect")! < names.firstIndex(of: "readerDidSucceedReconnect")!)
+    #expect(names.last == "didDisconnect")
+  }
+
+  @Test func rebootTheReaderNeverAnswersFailsAfterTheReplyTimeoutAndFreesTheLine() throws {
+    let h = try #require(SilentHarness())
+    h.central.ignoresReboot.store(true, ordering: .relaxed)
+    let reboot = Outcome<ReaderError?>()
+    let disconnect = Outcome<ReaderError?>()
+    h.terminal.rebootReader(completion: reboot.record)
+    h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.advance(by: .seconds(10) - .milliseconds(1))
+    #expect(reboot.count == 0)
+    h.clock.advance(by: .milliseconds(1))
+    #expect(reboot.value??.code == .rebootFailed)
+    #expect(reboot.value??.context["serialNumber"] == Fixture.m2)
+    h.clock.advance(by: .seconds(1))
+    #expect(disconnect.value == .some(nil))
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func disconnectTheReaderNeverConfirmsCompletesAfterTheReplyTimeout() throws {
+    let h = try #require(SilentHarness())
+    h.central.ignoresDisconnect.store(true, ordering: .relaxed)
+    let disconnect = Outcome<ReaderError?>()
+    h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.advance(by: .seconds(10) - .milliseconds(1))
+    #expect(disconnect.count == 0)
+    #expect(h.terminal.connectionStatus == .connected)
+    h.clock.advance(by: .milliseconds(1))
+    #expect(disconnect.value == .some(nil))
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(h.terminal.engine.armedTimers.isEmpty)
+  }
+
+  @Test func discoveryEndedByAConnectSeesTheStatusAlreadyConnecting() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.m2) else { return }
+    let statusInCompletion = Outcome<ConnectionStatus>()
+    // A second discovery whose completion reads the status.
+    found.discovery.cancel()
+    h.clock.runUntilIdle()
+    let delegate = DiscoveryRecorder(clock: h.clock)
+    h.terminal.discoverReaders(Harness.scan, delegate: delegate) { [terminal = h.terminal] _ in
+      statusInCompletion.record(terminal.connectionStatus)
+    }
+    h.clock.advance(by: .seconds(3))
+    let mark = h.log.count
+    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
+    h.clock.advance(by: .seconds(3))
+    #expect(statusInCompletion.value == .connecting)
+    let statuses = h.log.since(mark).compactMap { event -> ConnectionStatus? in
+      if case .didChangeConnectionStatus(let status) = event.kind { status } else { nil }
+    }
+    #expect(statuses == [.connecting, .connected])
+  }
+
+  @Test func connectToAReaderHeardLongAgoGoesStraightToConnecting() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    found.discovery.cancel()
+    h.clock.advance(by: .seconds(60))
+    let mark = h.log.count
+    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
+    h.clock.advance(by: .seconds(8))
+    let statuses = h.log.since(mark).compactMap { event -> ConnectionStatus? in
+      if case .didChangeConnectionStatus(let status) = event.kind { status } else { nil }
+    }
+    #expect(statuses == [.connecting, .connected])
+  }
+
+  @Test func turningBluetoothOffWhileAConnectListensFailsItWithBluetoothDisabled() {
+    let h = Harness()
+    guard let found = h.discover(Fixture.wisePad) else { return }
+    found.discovery.cancel()
+    h.world.setInRange(Fixture.wisePad, false)
+    h.clock.advance(by: .seconds(30))
+    let result = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.connectReader(
+      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.clock.advance(by: .seconds(1))
+    h.world.setRadio(on: false)
+    h.clock.runUntilIdle()
+    #expect(result.value?.failure?.code == .bluetoothDisabled)
+    #expect(h.terminal.connectionStatus == .notConnected)
+    #expect(h.terminal.engine.armedTimers.isEmpty)
+  }
+
+  @Test func launchThatFoundItsReaderLeavesNoDiscoveryTimerWhileItConnects() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    let (terminal, _) = h.relaunch()
+    let result = Outcome<Result<Reader?, ReaderError>>()
+    terminal.reconnectToSavedReader(delegate: ReaderRecorder(), completion: result.record)
+    var sawConnecting = false
+    for _ in 0..<100 {
+      h.clock.advance(by: .milliseconds(50))
+      guard terminal.connectionStatus == .connecting else { continue }
+      sawConnecting = true
+      let timers = terminal.engine.armedTimers
+      #expect(timers.allSatisfy { !$0.hasPrefix("discovery") }, "timers while connecting: \(timers)")
+    }
+    #expect(sawConnecting)
+    #expect((try? result.value?.get())??.serialNumber == Fixture.m2)
+  }
+
+  @Test func disconnectWaitingBehindAReconnectionCanBeWithdrawn() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    h.world.walkAway(Fixture.m2, for: .seconds(10))
+    h.clock.runUntilIdle()
+    #expect(h.terminal.connectionStatus == .reconnecting)
+    let disconnect = Outcome<ReaderError?>()
+    let handle = h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.runUntilIdle()
+    let cancels = Outcome<CancelResult>()
+    handle.cancel(completion: cancels.record)
+    handle.cancel(completion: cancels.record)
+    h.clock.runUntilIdle()
+    #expect(disconnect.value??.code == .canceled)
+    #expect(cancels.all == [.canceled, .canceled])
+
+    h.clock.advance(by: .seconds(30))
+    #expect(h.terminal.connectionStatus == .connected, "the withdrawn disconnect never ran")
+    #expect(disconnect.count == 1)
+  }
+
+  @Test func cancellingADisconnectAlreadySentWaitsForItAndReportsNothingToCancel() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    let disconnect = Outcome<ReaderError?>()
+    let handle = h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.runUntilIdle()
+    let cancels = Outcome<CancelResult>()
+    handle.cancel(completion: cancels.record)
+    h.clock.runUntilIdle()
+    #expect(cancels.count == 0, "the cancel waits until the disconnect has finished")
+    h.clock.advance(by: .seconds(1))
+    #expect(disconnect.value == .some(nil))
+    #expect(cancels.all == [.nothingToCancel])
+    #expect(h.terminal.connectionStatus == .notConnected)
+  }
+
+  @Test func rebootWaitingBehindAReconnectionCanBeWithdrawn() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    h.world.walkAway(Fixture.m2, for: .seconds(10))
+    h.clock.runUntilIdle()
+    let reboot = Outcome<ReaderError?>()
+    let handle = h.terminal.rebootReader(completion: reboot.record)
+    h.clock.runUntilIdle()
+    handle.cancel()
+    h.clock.advance(by: .seconds(30))
+    #expect(reboot.value??.code == .canceled)
+    #expect(!h.world.worldEvents.contains { $0.kind == "rebooting" })
+    #expect(h.terminal.connectionStatus == .connected)
+  }
+}
