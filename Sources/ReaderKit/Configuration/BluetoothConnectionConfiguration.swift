@@ -48,16 +48,27 @@ public struct BluetoothConnectionConfiguration: Sendable {
     }
     /// Validates and builds.
     /// - Throws: `invalidConfiguration` with `field` `locationId` (empty or blank),
-    ///   `reconnectPolicy` (non-positive deadline or attempt timeout) or `connectTimeout`.
+    ///   `reconnectPolicy.deadline` or `reconnectPolicy.attemptTimeout` (not positive),
+    ///   `reconnectPolicy.initialDelay` (negative), `reconnectPolicy.maximumDelay` (below the initial
+    ///   delay) or `connectTimeout` (not positive); `value` is the rejected duration.
     public func build() throws(ReaderError) -> BluetoothConnectionConfiguration {
       guard !locationId.allSatisfy(\.isWhitespace) else {
         throw ReaderError(
           .invalidConfiguration, "a location id is required to connect a reader", context: ["field": "locationId"])
       }
-      guard policy.deadline > .zero, policy.attemptTimeout > .zero, policy.initialDelay >= .zero else {
+      let policyRules: [(name: String, value: Duration, valid: Bool, rule: String)] = [
+        ("deadline", policy.deadline, policy.deadline > .zero, "must be positive"),
+        ("attemptTimeout", policy.attemptTimeout, policy.attemptTimeout > .zero, "must be positive"),
+        ("initialDelay", policy.initialDelay, policy.initialDelay >= .zero, "must not be negative"),
+        (
+          "maximumDelay", policy.maximumDelay, policy.maximumDelay >= policy.initialDelay,
+          "must not be less than the initial delay"
+        ),
+      ]
+      if let broken = policyRules.first(where: { !$0.valid }) {
         throw ReaderError(
-          .invalidConfiguration, "the reconnect deadline and attempt timeout must be positive",
-          context: ["field": "reconnectPolicy", "value": policy.deadline.formattedSeconds])
+          .invalidConfiguration, "the reconnect policy's \(broken.name) \(broken.rule)",
+          context: ["field": "reconnectPolicy.\(broken.name)", "value": broken.value.formattedSeconds])
       }
       guard connectTimeout > .zero else {
         throw ReaderError(

@@ -1,0 +1,71 @@
+import ReaderKit
+import Testing
+
+private final class QuietDelegate: MobileReaderDelegate {}
+
+/// The builders refuse what cannot work, naming the field and the rejected value.
+@Suite struct ConfigurationTests {
+  @Test func connectionConfigurationHasTheDocumentedDefaults() throws {
+    let config = try BluetoothConnectionConfiguration.Builder(delegate: QuietDelegate(), locationId: "tml_1").build()
+    #expect(config.locationId == "tml_1")
+    #expect(config.autoReconnectOnUnexpectedDisconnect)
+    #expect(config.reconnectPolicy == .default)
+    #expect(config.reconnectPolicy.deadline == .seconds(60))
+    #expect(config.connectTimeout == .seconds(15))
+    let manual = try BluetoothConnectionConfiguration.Builder(delegate: QuietDelegate(), locationId: "tml_1")
+      .setAutoReconnectOnUnexpectedDisconnect(false).setConnectTimeout(.seconds(5)).build()
+    #expect(!manual.autoReconnectOnUnexpectedDisconnect)
+    #expect(manual.connectTimeout == .seconds(5))
+  }
+
+  @Test(arguments: ["", " ", "\t\n"])
+  func connectionConfigurationWithoutALocationIsInvalid(locationId: String) {
+    #expect {
+      try BluetoothConnectionConfiguration.Builder(delegate: QuietDelegate(), locationId: locationId).build()
+    } throws: { error in
+      let error = error as? ReaderError
+      return error?.code == .invalidConfiguration && error?.context["field"] == "locationId"
+    }
+  }
+
+  @Test(arguments: [
+    (ReconnectPolicy(deadline: .zero), "reconnectPolicy.deadline", "0 seconds"),
+    (ReconnectPolicy(attemptTimeout: .seconds(-1)), "reconnectPolicy.attemptTimeout", "-1 second"),
+    (ReconnectPolicy(initialDelay: .milliseconds(-500)), "reconnectPolicy.initialDelay", "-0.5 seconds"),
+    (
+      ReconnectPolicy(initialDelay: .seconds(4), maximumDelay: .seconds(2)), "reconnectPolicy.maximumDelay", "2 seconds"
+    ),
+    (ReconnectPolicy(maximumDelay: .seconds(-3)), "reconnectPolicy.maximumDelay", "-3 seconds"),
+  ])
+  func reconnectPolicyThatCannotWorkIsInvalid(policy: ReconnectPolicy, field: String, value: String) {
+    #expect {
+      try BluetoothConnectionConfiguration.Builder(delegate: QuietDelegate(), locationId: "tml_1")
+        .setReconnectPolicy(policy).build()
+    } throws: { error in
+      let error = error as? ReaderError
+      return error?.code == .invalidConfiguration && error?.context["field"] == field
+        && error?.context["value"] == value
+    }
+  }
+
+  @Test(arguments: [Duration.zero, .seconds(-1)])
+  func nonPositiveConnectTimeoutIsInvalid(timeout: Duration) {
+    #expect {
+      try BluetoothConnectionConfiguration.Builder(delegate: QuietDelegate(), locationId: "tml_1")
+        .setConnectTimeout(timeout).build()
+    } throws: { error in
+      let error = error as? ReaderError
+      return error?.code == .invalidConfiguration && error?.context["field"] == "connectTimeout"
+    }
+  }
+
+  @Test func scanAndProximityConfigurationsCarryTheirSettings() throws {
+    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(2.5).setSimulated(true).build()
+    #expect(scan.method == .bluetoothScan(timeout: .milliseconds(2500)))
+    #expect(scan.simulated)
+    #expect(try BluetoothScanDiscoveryConfiguration.Builder().build().method == .bluetoothScan(timeout: nil))
+    let proximity = try BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build()
+    #expect(proximity.method == .bluetoothProximity)
+    #expect(proximity.simulated)
+  }
+}
