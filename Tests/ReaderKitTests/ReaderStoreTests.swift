@@ -49,6 +49,23 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     }
   }
 
+  @Test func simulatedFlagIsKeptAndARecordWithoutItIsAReaderOfRealHardware() throws {
+    try withTemporaryDirectory { directory throws in
+      let file = directory.appendingPathComponent("last-reader.json")
+      let store = FileReaderStore(fileURL: file)
+      let simulated = SavedReader(serialNumber: "STRM2-9", locationId: "tml_9", deviceType: .stripeM2, simulated: true)
+      try store.saveLastReader(simulated)
+      #expect(try store.loadLastReader() == simulated)
+      #expect(String(decoding: try bytes(file), as: UTF8.self).contains("\"simulated\":true"))
+
+      try store.saveLastReader(m2)
+      #expect(!String(decoding: try bytes(file), as: UTF8.self).contains("simulated"))
+      #expect(try store.loadLastReader()?.simulated == false)
+    }
+    let old = Data(#"{"serialNumber":"STRM2-1","locationId":"tml_1","deviceType":"stripeM2"}"#.utf8)
+    #expect(try JSONDecoder().decode(SavedReader.self, from: old).simulated == false)
+  }
+
   @Test func fileHoldsVersionedJSONWithPrivatePermissions() throws {
     try withTemporaryDirectory { directory throws in
       let file = directory.appendingPathComponent("nested/dirs/last-reader.json")

@@ -39,7 +39,8 @@ import Testing
     #expect(h.terminal.connectionStatus == .connected)
     #expect(h.terminal.connectedReader == reader)
     #expect(
-      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
+      h.store.savedReader
+        == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2, simulated: true))
     #expect(
       h.log.since(mark).map(\.name) == [
         "didChangeConnectionStatus", "didChangeConnectionStatus", "didConnect", "didSaveReader",

@@ -9,7 +9,7 @@ import Testing
     let h = Harness()
     guard h.connect(Fixture.m2) != nil else { return }
     #expect(
-      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2))
+      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2, simulated: true))
     h.clock.advance(by: .seconds(60))
 
     let (terminal, log) = h.relaunch()
@@ -184,5 +184,20 @@ import Testing
     }
     let reader = try await task.value
     #expect(reader?.serialNumber == Fixture.chipper)
+  }
+
+  @Test func launchReconnectDiscoversWhatWasSavedSimulatedOrNot() {
+    for simulated in [false, true] {
+      let h = Harness(
+        store: InMemoryReaderStore(
+          SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, simulated: simulated)))
+      let result = Outcome<Result<Reader?, ReaderError>>()
+      h.terminal.reconnectToSavedReader(delegate: ReaderRecorder(), completion: result.record)
+      h.clock.advance(by: .seconds(8))
+      let reader = try? result.value?.get()
+      #expect(reader?.serialNumber == Fixture.m2)
+      #expect(reader?.simulated == simulated, "saved simulated: \(simulated)")
+      #expect(h.store.savedReader?.simulated == simulated)
+    }
   }
 }

@@ -6,12 +6,26 @@ public struct SavedReader: Sendable, Hashable, Codable {
   public var locationId: String
   /// The reader's model, when it was known.
   public var deviceType: DeviceType?
+  /// Whether it was a simulated reader: reconnect at launch then discovers simulated readers.
+  public var simulated: Bool
 
   /// Creates a record.
-  public init(serialNumber: String, locationId: String, deviceType: DeviceType? = nil) {
+  public init(serialNumber: String, locationId: String, deviceType: DeviceType? = nil, simulated: Bool = false) {
     self.serialNumber = serialNumber
     self.locationId = locationId
     self.deviceType = deviceType
+    self.simulated = simulated
+  }
+
+  private enum CodingKeys: String, CodingKey { case serialNumber, locationId, deviceType, simulated }
+
+  /// Decodes a record; one written before `simulated` existed reads as a real reader.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    serialNumber = try container.decode(String.self, forKey: .serialNumber)
+    locationId = try container.decode(String.self, forKey: .locationId)
+    deviceType = try container.decodeIfPresent(DeviceType.self, forKey: .deviceType)
+    simulated = try container.decodeIfPresent(Bool.self, forKey: .simulated) ?? false
   }
 }
 

@@ -13,8 +13,8 @@ import ReaderCore
 /// Linux.
 ///
 /// The file holds one versioned record,
-/// `{"deviceType":"stripeM2","locationId":"tml_1","serialNumber":"STRM2-0001","version":1}`, and
-/// lives by default under the XDG data directory (see `defaultLocation(environment:)`).
+/// `{"deviceType":"stripeM2","locationId":"tml_1","serialNumber":"STRM2-0001","version":1}` (plus
+/// `"simulated":true` for a simulated reader; a record without it is real hardware), and lives by default under the XDG data directory (see `defaultLocation(environment:)`).
 ///
 /// The rules, which together mean a record, once saved, is never lost:
 /// - **Saves replace atomically.** The new record is written to a temporary file in the same
@@ -505,6 +505,8 @@ extension FileReaderStore {
       var serialNumber: String
       var locationId: String
       var deviceType: String?
+      /// Written only for simulated readers, so a real reader's record reads as before.
+      var simulated: Bool?
     }
 
     /// Why bytes are not a valid record.
@@ -519,7 +521,7 @@ extension FileReaderStore {
     static func encode(_ reader: SavedReader, path: String) throws(ReaderError) -> [UInt8] {
       let record = RecordV1(
         version: version, serialNumber: reader.serialNumber, locationId: reader.locationId,
-        deviceType: reader.deviceType?.rawValue)
+        deviceType: reader.deviceType?.rawValue, simulated: reader.simulated ? true : nil)
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
       do {
@@ -561,7 +563,7 @@ extension FileReaderStore {
         return .success(
           SavedReader(
             serialNumber: record.serialNumber, locationId: record.locationId,
-            deviceType: record.deviceType.flatMap(DeviceType.init(rawValue:))))
+            deviceType: record.deviceType.flatMap(DeviceType.init(rawValue:)), simulated: record.simulated ?? false))
       } catch {
         return .failure(failure(error, data))
       }

@@ -303,7 +303,7 @@ final class TerminalEngine: @unchecked Sendable {
         )
       }
       arm(.launchTimeout, after: job.timeout)
-      startDiscovery(owner: id, method: .bluetoothScan(timeout: nil), simulated: true)
+      startDiscovery(owner: id, method: .bluetoothScan(timeout: nil), simulated: saved.simulated)
     }
     refreshStatus()
   }
@@ -543,7 +543,8 @@ final class TerminalEngine: @unchecked Sendable {
     refreshStatus()
     publish(.didConnect(reader))
     let saved = SavedReader(
-      serialNumber: reader.serialNumber, locationId: reader.locationId ?? "", deviceType: reader.deviceType)
+      serialNumber: reader.serialNumber, locationId: reader.locationId ?? "", deviceType: reader.deviceType,
+      simulated: reader.simulated)
     do {
       try store.saveLastReader(saved)
       publish(.didSaveReader(serialNumber: reader.serialNumber, error: nil))
