@@ -9,7 +9,8 @@ import Testing
     let h = Harness()
     guard h.connect(Fixture.m2) != nil else { return }
     #expect(
-      h.store.savedReader == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2, simulated: true))
+      h.store.savedReader
+        == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2, simulated: true))
     h.clock.advance(by: .seconds(60))
 
     let (terminal, log) = h.relaunch()
