@@ -241,4 +241,41 @@ private final class ListDelegate: DiscoveryDelegate {
     #expect(!h.world.worldEvents.contains { $0.kind == "rebooting" })
     #expect(h.terminal.connectionStatus == .connected)
   }
+
+  @Test func connectQueuedBehindAScanThatWaitsItsTurnEndsTheScanWhenItStarts() {
+    let h = Harness()
+    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    other.discovery.cancel()
+    h.clock.runUntilIdle()
+    let disconnected = Outcome<ReaderError?>()
+    let scanned = Outcome<ReaderError?>()
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    h.terminal.disconnectReader(completion: disconnected.record)
+    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
+    h.terminal.connectReader(
+      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+    h.clock.advance(by: .seconds(10))
+    #expect(disconnected.value == .some(nil))
+    #expect(scanned.value == .some(nil), "the scan (no timeout) ends as it starts, for the connect behind it")
+    #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
+    #expect(!h.world.isScanning)
+  }
+
+  @Test func connectThatEndsAScanAndFailsAtOnceNeverShowsConnecting() {
+    let h = Harness()
+    let scanned = Outcome<ReaderError?>()
+    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
+    h.clock.advance(by: .seconds(2))
+    let ghost = Reader(serialNumber: "STRM2-9999", deviceType: .stripeM2, simulated: true)
+    let statusInCompletion = Outcome<ConnectionStatus>()
+    h.terminal.connectReader(ghost, connectionConfig: h.configuration(ReaderRecorder())) {
+      [terminal = h.terminal] result in
+      #expect(result.failure?.code == .readerNotFound)
+      statusInCompletion.record(terminal.connectionStatus)
+    }
+    h.clock.runUntilIdle()
+    #expect(scanned.value == .some(nil))
+    #expect(statusInCompletion.value == .notConnected)
+    #expect(h.log.statusChanges == [.discovering, .notConnected])
+  }
 }

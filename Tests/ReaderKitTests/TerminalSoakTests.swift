@@ -57,7 +57,10 @@ private final class Merchant: Sendable {
     }
     scan?.cancel()
     delegate.reconnectCancelables.last?.cancel()
-    if terminal.connectionStatus == .connected { terminal.disconnectReader(completion: completion()) }
+    // A connect still under way is followed by the disconnect, which waits its turn behind it.
+    if [.connected, .connecting].contains(terminal.connectionStatus) {
+      terminal.disconnectReader(completion: completion())
+    }
   }
 
   private func draw() -> Double { state.withLock { $0.random.nextUnit() } }

@@ -41,6 +41,9 @@ package struct CommandQueue<ID: Hashable & Sendable> {
 
   package var waitingCount: Int { waiting.count }
 
+  /// The waiting commands, first in line first.
+  package var waitingIDs: [ID] { waiting }
+
   /// Adds a command at the back of the line.
   package mutating func submit(_ id: ID) -> Start {
     waiting.append(id)

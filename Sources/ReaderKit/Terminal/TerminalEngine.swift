@@ -35,6 +35,11 @@ final class TerminalEngine: @unchecked Sendable {
     case reboot(@Sendable (ReaderError?) -> Void)
     case launch(LaunchJob)
 
+    var isConnect: Bool {
+      if case .connect = self { return true }
+      return false
+    }
+
     var name: String {
       switch self {
       case .discover: "discoverReaders"
@@ -158,12 +163,7 @@ final class TerminalEngine: @unchecked Sendable {
       // with one connected it keeps its place (a queued disconnect may come first), and if nothing
       // does, it fails at once with `alreadyConnected`.
       start = link == nil ? queue.submitFirst(id) : queue.submit(id)
-      // The connect starts at the end of this step: the status goes from discovering straight to
-      // connecting, and the discovery's completion already reads `connecting`.
-      connectPending = link == nil
-      finishDiscovery(nil)
-      connectPending = false
-      refreshStatus()
+      endDiscoveryForConnect(job)
     } else {
       start = queue.submit(id)
     }
@@ -271,6 +271,11 @@ final class TerminalEngine: @unchecked Sendable {
     switch entry.job {
     case .discover(let job):
       startDiscovery(owner: id, method: job.configuration.method, simulated: job.configuration.simulated)
+      // A connect issued while this discovery still waited its turn ends it as it starts; a scan
+      // without a timeout would otherwise hold the connect forever.
+      if let connect = queue.waitingIDs.lazy.compactMap({ self.entries[$0]?.job }).first(where: \.isConnect) {
+        endDiscoveryForConnect(connect)
+      }
     case .connect(let job):
       startConnect(owner: id, reader: job.reader, configuration: job.configuration)
     case .disconnect:
@@ -322,6 +327,18 @@ final class TerminalEngine: @unchecked Sendable {
     case .failure(let error):
       fail(id, error)
     }
+  }
+
+  /// Ends the running discovery because `connect` was issued. When the connect is about to start
+  /// (no reader connected, and its reader was heard) the status goes from discovering straight to
+  /// connecting, and the discovery's completion already reads `connecting`.
+  private func endDiscoveryForConnect(_ connect: Job) {
+    if case .connect(let job) = connect {
+      connectPending = link == nil && lastSeen[job.reader.serialNumber] != nil
+    }
+    finishDiscovery(nil)
+    connectPending = false
+    refreshStatus()
   }
 
   private func startDiscovery(owner: JobID, method: DiscoveryMethod, simulated: Bool) {
@@ -602,6 +619,7 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func fail(_ id: JobID, _ error: ReaderError) {
     guard entries[id] != nil else { return }
+    refreshStatus()  // The completion reads the status the failure leaves, not a pending connect's.
     if case .launch = entries[id]?.job { return finishLaunch(id, .failure(error)) }
     complete(id, canceledWith: error)
     finishCommand(id)
