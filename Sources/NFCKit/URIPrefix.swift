@@ -1,14 +1,18 @@
 /// One entry of the URI record's abbreviation table (NFC Forum URI RTD): an identifier code and the
 /// string it stands for.
 ///
-/// Codes 0x00–0x23 are defined (0x00 means "no abbreviation"); 0x24–0xFF are reserved.
+/// Codes 0x00–0x23 are defined (0x00 means "no abbreviation"); 0x24–0xFF are reserved (RFU). The
+/// URI RTD has readers treat a reserved code as 0x00 and forbids generators to write one, so a
+/// reserved code can be read (``init(readingCode:)``: it stands for no abbreviation and is kept, so
+/// the record re-encodes to the same bytes) but not built (``init(code:)`` returns `nil`, and
+/// ``URIRecord/payload()`` refuses one).
 ///
 /// ```swift
 /// URIPrefix(code: 0x02)?.string                         // "https://www."
 /// URIPrefix.longestMatch(for: "https://www.example.com") // code 0x02
 /// ```
 public struct URIPrefix: Hashable, Sendable, CustomStringConvertible {
-  /// The identifier code, 0x00–0x23.
+  /// The identifier code: 0x00–0x23, or a reserved code read from a tag.
   public let code: UInt8
 
   private init(unchecked code: UInt8) { self.code = code }
@@ -19,8 +23,16 @@ public struct URIPrefix: Hashable, Sendable, CustomStringConvertible {
     self.code = code
   }
 
-  /// The string the code stands for; empty for code 0x00.
-  public var string: String { URIPrefix.strings[Int(code)] }
+  /// The entry a reader sees for any code: a reserved code (0x24–0xFF) stands for no abbreviation.
+  public init(readingCode code: UInt8) {
+    self.code = code
+  }
+
+  /// Whether the code is reserved (0x24–0xFF); such a prefix stands for no abbreviation.
+  public var isReserved: Bool { Int(code) >= URIPrefix.strings.count }
+
+  /// The string the code stands for; empty for code 0x00 and for reserved codes.
+  public var string: String { isReserved ? "" : URIPrefix.strings[Int(code)] }
 
   /// Code 0x00: no abbreviation, the URI field holds the whole URI.
   public static let none = URIPrefix(unchecked: 0)

@@ -33,9 +33,12 @@ public struct URIRecord: Hashable, Sendable {
 
   /// Reads a URI record.
   ///
+  /// A reserved identifier code (0x24–0xFF) is read as no abbreviation, as the URI RTD requires
+  /// (ndeflib rejects it instead).
+  ///
   /// - Throws: ``NDEFError/Code/typeMismatch`` when `record` is not a well-known `U` record;
-  ///   ``NDEFError/Code/invalidURI``, ``NDEFError/Code/invalidURIPrefix`` or ``NDEFError/Code/invalidUTF8``
-  ///   for a malformed payload, with the offset in the payload.
+  ///   ``NDEFError/Code/invalidURI`` or ``NDEFError/Code/invalidUTF8`` for a malformed payload, with
+  ///   the offset in the payload.
   public init(_ record: NDEFRecord) throws(NDEFError) {
     guard record.isWellKnown("U") else { throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)") }
     self = try parsingOnItsOwn { () throws(NDEFError) in try URIRecord.parse(record.payload, offset: { $0 }) }
@@ -44,8 +47,14 @@ public struct URIRecord: Hashable, Sendable {
   /// The payload bytes: the code, then ``remainder`` in UTF-8.
   ///
   /// - Throws: ``NDEFError/Code/invalidArgument`` when ``remainder`` holds a control character
-  ///   (U+0000–U+001F), which a URI cannot contain.
+  ///   (U+0000–U+001F), which a URI cannot contain; ``NDEFError/Code/invalidURIPrefix`` for a
+  ///   reserved prefix, which generators must not write.
   public func payload() throws(NDEFError) -> NDEFBytes {
+    guard !prefix.isReserved else {
+      throw NDEFError(
+        .invalidURIPrefix, "the URI identifier code 0x\(String(prefix.code, radix: 16)) is reserved", offset: 0,
+        expected: "an identifier code 0x00-0x23", context: ["field": "identifierCode"])
+    }
     if let index = remainder.utf8.firstIndex(where: { $0 < 0x20 }) {
       throw NDEFError(
         .invalidArgument, "the URI holds the control character 0x\(String(remainder.utf8[index], radix: 16))",
@@ -73,13 +82,10 @@ public struct URIRecord: Hashable, Sendable {
     guard let code = payload.first else {
       throw NDEFError(
         .invalidURI, "the URI record payload is empty", offset: offset(0),
-        expected: "an identifier code byte (0x00-0x23)", context: ["field": "identifierCode"])
+        expected: "an identifier code byte", context: ["field": "identifierCode"])
     }
-    guard let prefix = URIPrefix(code: code) else {
-      throw NDEFError(
-        .invalidURIPrefix, "the URI identifier code 0x\(String(code, radix: 16)) is reserved", offset: offset(0),
-        expected: "an identifier code 0x00-0x23", context: ["field": "identifierCode"])
-    }
+    // Reserved codes are read as "no abbreviation" (URI RTD: RFU values are treated as 0x00).
+    let prefix = URIPrefix(readingCode: code)
     let field = payload[1..<payload.count]
     let invalid = UnicodeValidation.firstInvalidUTF8(field)
     guard invalid == field.count else {

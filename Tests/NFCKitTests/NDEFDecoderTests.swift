@@ -382,9 +382,9 @@ import Testing
   }
 
   @Test func reportsAURIErrorInsideASmartPosterAtItsOffsetInTheInput() {
-    // Sp payload: one URI record with reserved identifier code 0x30.
-    let bytes = hex("D1 02 06 5370  D1 01 02 55 30 61")
-    expectDecodeError(bytes, .invalidURIPrefix, at: 9)
+    // Sp payload: one URI record whose URI field holds the control character 0x01.
+    let bytes = hex("D1 02 06 5370  D1 01 02 55 00 01")
+    expectDecodeError(bytes, .invalidURI, at: 10)
   }
 
   @Test func rejectsSmartPostersNestedDeeperThanTheLimit() throws {

@@ -64,9 +64,9 @@ import Testing
   @Test func reportsAnUnparsableKnownTypeInAnErrorField() throws {
     var options = NDEFDecodingOptions()
     options.validatesWellKnownPayloads = false
-    let message = try NDEFDecoder(options: options).decode(hex("D1 01 02 55 30 61"))
+    let message = try NDEFDecoder(options: options).decode(hex("D1 01 02 55 00 FF"))
     let record = try #require(try parse(NDEFJSON.render(message))["records"] as? [[String: Any]])[0]
-    #expect((record["error"] as? String)?.hasPrefix("invalidURIPrefix") == true)
+    #expect((record["error"] as? String)?.hasPrefix("invalidUTF8") == true)
     #expect(record["uri"] == nil)
   }
 

@@ -15,8 +15,10 @@ import Testing
     #expect(URIPrefix.all.map(\.string) == Self.specTable)
     #expect(URIPrefix.all.map(\.code) == Array(0...0x23))
     #expect(URIPrefix(code: 0x23)?.string == "urn:nfc:")
-    #expect(URIPrefix(code: 0x24) == nil)
+    #expect(URIPrefix(code: 0x24) == nil, "a reserved code cannot be built")
     #expect(URIPrefix(code: 0xFF) == nil)
+    #expect(URIPrefix(readingCode: 0x24).isReserved && URIPrefix(readingCode: 0x24).string == "")
+    #expect(!URIPrefix(readingCode: 0x23).isReserved && URIPrefix(readingCode: 0x23).string == "urn:nfc:")
   }
 
   @Test func encodesTheSpecExampleWithCode2() throws {
@@ -60,9 +62,20 @@ import Testing
     }
   }
 
-  @Test func rejectsReservedIdentifierCodes() {
-    #expect(uriError("24 61")?.code == .invalidURIPrefix)
-    #expect(uriError("FF 61")?.code == .invalidURIPrefix)
+  /// URI RTD 1.0, 3.2.2: values marked RFU are treated as 0x00 (no prepending); ndeflib rejects them.
+  @Test func readsReservedIdentifierCodesAsNoAbbreviationThoughNdeflibRejectsThem() throws {
+    for code: UInt8 in [0x24, 0x7F, 0xFF] {
+      let record = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: [0x55], payload: NDEFBytes([code, 0x61, 0x3A]))
+      let value = try URIRecord(record)
+      #expect(value.uri == "a:")
+      #expect(value.prefix.code == code)
+      #expect(value.prefix.isReserved)
+      // A generator must not write one.
+      #expect(thrownError { () throws(NDEFError) in try value.payload() }?.code == .invalidURIPrefix)
+    }
+    // The message keeps the bytes as read, so it re-encodes exactly.
+    let bytes = hex("D1 01 03 55 30 61 3A")
+    #expect(try NDEFEncoder().encode(NDEFDecoder().decode(bytes)) == bytes)
   }
 
   @Test func rejectsAnEmptyPayload() {
