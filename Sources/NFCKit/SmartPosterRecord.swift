@@ -145,7 +145,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
     var seenAction = false
     var seenSize = false
     var seenType = false
-    var languages: [[UInt8]] = []
+    var languages: Set<[UInt8]> = []  // A set: a poster may hold thousands of titles.
     for (index, record) in records.enumerated() {
       let payloadOffset = { (byte: Int) -> Int in
         offset(parser.localOffset(ofPayloadByte: byte, recordStart: recordStarts[index]))
@@ -170,12 +170,11 @@ public struct SmartPosterRecord: Hashable, Sendable {
         let language = record.payload[1..<(1 + Int(record.payload[0] & 0x3F))].map { byte in
           (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
         }
-        guard !languages.contains(language) else {
+        guard languages.insert(language).inserted else {
           throw violation(
             "the Smart Poster has a second title in \"\(String(decoding: language, as: UTF8.self))\"",
             record: index, expected: "at most one title per language")
         }
-        languages.append(language)
       } else if record.isWellKnown("act") {
         guard !seenAction else {
           throw violation(
