@@ -66,13 +66,21 @@ public struct TextRecord: Hashable, Sendable {
   /// The payload bytes for this text.
   ///
   /// - Throws: ``NDEFError/Code/invalidArgument`` when ``languageCode`` is empty, longer than 63 bytes or
-  ///   not printable US-ASCII.
+  ///   not printable US-ASCII, or when ``text`` starts with U+FEFF or U+FFFE and ``encoding`` is
+  ///   ``Encoding/utf16BigEndian``: without a byte-order mark a reader would take that character for
+  ///   one (use ``Encoding/utf16BigEndianWithBOM``).
   public func payload() throws(NDEFError) -> NDEFBytes {
     let language = Array(languageCode.utf8)
     guard (1...63).contains(language.count), language.allSatisfy({ (0x21...0x7E).contains($0) }) else {
       throw NDEFError(
         .invalidArgument, "language code \"\(languageCode)\" cannot be stored in a Text record", offset: 0,
         expected: "a language code of 1 to 63 printable US-ASCII bytes", context: ["field": "languageCode"])
+    }
+    if encoding == .utf16BigEndian, let first = text.utf16.first, first == 0xFEFF || first == 0xFFFE {
+      throw NDEFError(
+        .invalidArgument, "UTF-16 text without a byte-order mark cannot start with U+\(String(first, radix: 16).uppercased())",
+        offset: 0, expected: "a byte-order mark before a text that starts with U+FEFF or U+FFFE",
+        context: ["field": "text"])
     }
     var bytes: [UInt8] = [UInt8(language.count) | (encoding.isUTF16 ? 0x80 : 0)]
     bytes += language

@@ -50,6 +50,18 @@ import Testing
     #expect(record.payload[0] == (encoding.isUTF16 ? 0x85 : 0x05))
   }
 
+  @Test(arguments: ["\u{FEFF}hi", "\u{FFFE}A"], TextRecord.Encoding.allCases)
+  func textStartingWithAByteOrderMarkCharacterRoundTripsOrIsRefused(text: String, encoding: TextRecord.Encoding) {
+    let value = TextRecord(text: text, languageCode: "en", encoding: encoding)
+    do {
+      #expect(try TextRecord(value.record()) == value)
+      #expect(encoding != .utf16BigEndian, "UTF-16BE without a BOM cannot carry a leading U+FEFF or U+FFFE")
+    } catch {
+      #expect(encoding == .utf16BigEndian)
+      #expect(error.code == .invalidArgument && error.context["field"] == "text")
+    }
+  }
+
   @Test func writesTheBOMsItsEncodingNames() throws {
     #expect(try TextRecord(text: "A", encoding: .utf16BigEndian).payload().hex == "82656e0041")
     #expect(try TextRecord(text: "A", encoding: .utf16BigEndianWithBOM).payload().hex == "82656efeff0041")
