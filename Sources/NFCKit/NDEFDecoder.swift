@@ -8,10 +8,17 @@
 /// payloads are checked too. TNF 7 (reserved) records are accepted as they are, with no rule on their
 /// fields: the specification asks parsers to treat a reserved TNF as unknown, not to reject it. SR is
 /// accepted on any record or chunk, since parsers must not reject a message for its SR flag alone.
+/// TYPE fields are taken as bytes, without checking them against their TNF's grammar (a media type
+/// without `/`, an external type without `:`, non-ASCII well-known names): a reader should still
+/// show what a sloppy tag holds, and the typed views and builders are where names are checked.
+/// ndeflib rejects some of them (a non-ASCII name, a media type without `/`); tests pin the difference.
 ///
 /// Types, identifiers and payloads of the decoded records are views of `bytes` (no copy), except the
 /// payloads of chunked records, which are joined into a new buffer. No allocation is sized from a length
-/// field before the bytes it announces are known to be present, so memory stays proportional to the input.
+/// field before the bytes it announces are known to be present, so memory stays proportional to the input:
+/// byte buffers never exceed it, and the list of records holds at most one record value (about 100
+/// bytes) per 3 input bytes — the smallest record — and never more than
+/// ``NDEFDecodingOptions/maxRecords`` of them.
 ///
 /// - Throws: ``NDEFError`` with the offset of the first problem, from the start of `bytes`.
 ///

@@ -32,7 +32,7 @@ public struct NDEFDecodingOptions: Hashable, Sendable {
   public static let nestingDepthCeiling = 32
 
   /// The nesting limit in force: ``maxNestingDepth``, capped at ``nestingDepthCeiling``.
-  var effectiveMaxNestingDepth: Int { min(maxNestingDepth, Self.nestingDepthCeiling) }
+  var effectiveMaxNestingDepth: Int { max(0, min(maxNestingDepth, Self.nestingDepthCeiling)) }
 
   /// Creates options; every argument has the safe default.
   public init(

@@ -78,7 +78,8 @@ public struct TextRecord: Hashable, Sendable {
     }
     if encoding == .utf16BigEndian, let first = text.utf16.first, first == 0xFEFF || first == 0xFFFE {
       throw NDEFError(
-        .invalidArgument, "UTF-16 text without a byte-order mark cannot start with U+\(String(first, radix: 16).uppercased())",
+        .invalidArgument,
+        "UTF-16 text without a byte-order mark cannot start with U+\(String(first, radix: 16).uppercased())",
         offset: 0, expected: "a byte-order mark before a text that starts with U+FEFF or U+FFFE",
         context: ["field": "text"])
     }

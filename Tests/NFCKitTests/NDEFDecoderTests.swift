@@ -402,4 +402,15 @@ import Testing
     options.maxNestingDepth = 5
     #expect(decodeError(bytes, options: options)?.code == .nestingTooDeep)
   }
+
+  @Test func aNegativeNestingLimitStillReadsMessagesWithoutSmartPosters() throws {
+    var options = NDEFDecodingOptions()
+    options.maxNestingDepth = -1
+    let decoder = NDEFDecoder(options: options)
+    #expect(try decoder.decode(hex("D1 01 02 55 00 61")).records.count == 1)
+    let poster = try SmartPosterRecord(uri: URIRecord(uri: "tel:1")).record()
+    #expect(
+      thrownError { () throws(NDEFError) in try decoder.decode(NDEFMessage(poster).encoded()) }?.code == .nestingTooDeep
+    )
+  }
 }

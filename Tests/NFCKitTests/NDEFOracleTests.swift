@@ -196,6 +196,28 @@ struct NDEFOracleTests {
     #expect(try NDEFDecoder().decode(bytes).records[0].typeNameFormat == .reserved)
   }
 
+  @Test func reservedURIIdentifierCodesReadAsNoAbbreviationThoughNdeflibRejectsThem() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let bytes = hex("D1 01 03 55 24 61 3A")
+    #expect(try ndeflibDecodeOne(bytes).strictError?.contains("URI identifier 36") == true)
+    #expect(try URIRecord(NDEFDecoder().decode(bytes).records[0]).uri == "a:")
+  }
+
+  @Test func typesOutsideTheirTNFGrammarAreKeptThoughNdeflibRejectsThem() throws {
+    guard OracleRunner.pythonIsReady() else { return }
+    let cases: [(bytes: [UInt8], tnf: TypeNameFormat, ndeflibRejects: Bool)] = [
+      (hex("D1 02 00 00FF"), .nfcWellKnown, true),  // A well-known name that is not ASCII.
+      (hex("D2 03 00 616263"), .media, true),  // A media type without "/".
+      (hex("D4 03 00 616263"), .nfcExternal, false),  // An external type without ":" (ndeflib keeps it too).
+    ]
+    for (bytes, tnf, ndeflibRejects) in cases {
+      #expect(try ndeflibDecodeOne(bytes).ok != ndeflibRejects, "\(NDEFBytes(bytes).hex)")
+      let record = try NDEFDecoder().decode(bytes).records[0]
+      #expect(record.typeNameFormat == tnf)
+      #expect(record.type.array == Array(bytes[3...]))
+    }
+  }
+
   @Test func utf16TextWithoutABOMIsBigEndianThoughNdeflibReadsItInHostOrder() throws {
     guard OracleRunner.pythonIsReady() else { return }
     // "Hi" in UTF-16BE, no BOM. The Text RTD says big-endian; Python's "UTF-16" codec assumes the host's
