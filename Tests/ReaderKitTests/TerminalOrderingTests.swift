@@ -135,10 +135,7 @@ private final class ListDelegate: DiscoveryDelegate {
     h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
     h.clock.advance(by: .seconds(3))
     #expect(statusInCompletion.value == .connecting)
-    let statuses = h.log.since(mark).compactMap { event -> ConnectionStatus? in
-      if case .didChangeConnectionStatus(let status) = event.kind { status } else { nil }
-    }
-    #expect(statuses == [.connecting, .connected])
+    #expect(h.log.statusChanges(since: mark) == [.connecting, .connected])
   }
 
   @Test func connectToAReaderHeardLongAgoGoesStraightToConnecting() {
@@ -149,10 +146,7 @@ private final class ListDelegate: DiscoveryDelegate {
     let mark = h.log.count
     h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
     h.clock.advance(by: .seconds(8))
-    let statuses = h.log.since(mark).compactMap { event -> ConnectionStatus? in
-      if case .didChangeConnectionStatus(let status) = event.kind { status } else { nil }
-    }
-    #expect(statuses == [.connecting, .connected])
+    #expect(h.log.statusChanges(since: mark) == [.connecting, .connected])
   }
 
   @Test func turningBluetoothOffWhileAConnectListensFailsItWithBluetoothDisabled() {

@@ -172,8 +172,10 @@ final class EventLog: Sendable {
   /// The names, without the status changes.
   var namesWithoutStatus: [String] { names.filter { $0 != "didChangeConnectionStatus" } }
   /// The statuses reported on the stream, in order.
-  var statusChanges: [ConnectionStatus] {
-    kinds.compactMap { if case .didChangeConnectionStatus(let status) = $0 { status } else { nil } }
+  var statusChanges: [ConnectionStatus] { statusChanges(since: 0) }
+  /// The statuses reported on the stream after the first `mark` events.
+  func statusChanges(since mark: Int) -> [ConnectionStatus] {
+    since(mark).compactMap { if case .didChangeConnectionStatus(let status) = $0.kind { status } else { nil } }
   }
   /// Pairs of (status on the stream, `connectionStatus` read in the same instant).
   var sampledStatuses: [(ConnectionStatus, ConnectionStatus)] { statuses.withLock { $0 } }
