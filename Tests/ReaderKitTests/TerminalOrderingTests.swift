@@ -272,4 +272,31 @@ private final class ListDelegate: DiscoveryDelegate {
     #expect(statusInCompletion.value == .notConnected)
     #expect(h.log.statusChanges == [.discovering, .notConnected])
   }
+
+  @Test func statusReadsReconnectingInDidFailReconnectAndNotConnectedInDidDisconnect() {
+    let h = Harness()
+    let sampler = StatusSampler()
+    guard let found = h.discover(Fixture.m2) else { return }
+    let config = try! BluetoothConnectionConfiguration.Builder(delegate: sampler, locationId: Fixture.location).build()
+    sampler.terminal.withLock { $0 = h.terminal }
+    h.terminal.connectReader(found.reader, connectionConfig: config) { _ in }
+    h.clock.advance(by: .seconds(3))
+    h.world.setPower(Fixture.m2, on: false)
+    h.clock.advance(by: .seconds(90))
+    #expect(sampler.samples.withLock { $0 } == ["fail: reconnecting", "disconnect: notConnected"])
+  }
+}
+
+/// Records `connectionStatus` as each final call of a failed reconnection sees it.
+private final class StatusSampler: MobileReaderDelegate {
+  let terminal = Mutex<Terminal?>(nil)
+  let samples = Mutex<[String]>([])
+
+  private func sample(_ call: String) {
+    let status = terminal.withLock { $0?.connectionStatus }
+    samples.withLock { $0.append("\(call): \(status.map { "\($0)" } ?? "?")") }
+  }
+
+  func readerDidFailReconnect(_ reader: Reader) { sample("fail") }
+  func reader(_ reader: Reader, didDisconnect reason: DisconnectReason) { sample("disconnect") }
 }

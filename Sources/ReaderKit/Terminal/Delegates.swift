@@ -18,7 +18,8 @@ public protocol MobileReaderDelegate: AnyObject, Sendable {
   func reader(_ reader: Reader, didStartReconnect cancelable: Cancelable, disconnectReason: DisconnectReason)
   /// Automatic reconnection won the reader back; the status is `connected` again.
   func readerDidSucceedReconnect(_ reader: Reader)
-  /// Automatic reconnection gave up or was cancelled; `reader(_:didDisconnect:)` follows.
+  /// Automatic reconnection gave up or was cancelled; `reader(_:didDisconnect:)` follows. While this
+  /// runs the status still reads `reconnecting`; by `didDisconnect` it reads `notConnected`.
   func readerDidFailReconnect(_ reader: Reader)
   /// The reader reported its battery.
   func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool)
