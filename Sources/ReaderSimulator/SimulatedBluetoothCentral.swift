@@ -306,7 +306,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       entry.pendingConnect = false
       if let work = entry.connectCompletion { self.clock.cancel(work) }
       entry.connectCompletion = nil
+      let wasLinked = entry.linked
+      entry.linked = false
       world.entries[serialNumber] = entry
+      if wasLinked {
+        // The host let go of a live link: the reader notices and advertises again.
+        self.record(serialNumber, "linkAbandoned", in: &world)
+        self.scheduleAdvertisement(serialNumber, in: &world, first: true)
+      }
       return []
     }
   }

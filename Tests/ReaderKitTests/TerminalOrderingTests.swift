@@ -117,6 +117,8 @@ private final class ListDelegate: DiscoveryDelegate {
     #expect(disconnect.value == .some(nil))
     #expect(h.terminal.connectionStatus == .notConnected)
     #expect(h.terminal.engine.armedTimers.isEmpty)
+    // The host let go of the link, so the reader is free to be found and connected again.
+    #expect(h.central.world.worldEvents.contains { $0.kind == "linkAbandoned" && $0.serialNumber == Fixture.m2 })
   }
 
   @Test func discoveryEndedByAConnectSeesTheStatusAlreadyConnecting() {

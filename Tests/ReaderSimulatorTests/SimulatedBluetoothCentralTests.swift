@@ -91,6 +91,20 @@ private let hour = Duration.seconds(3600)
     #expect(host.links.isEmpty)
   }
 
+  @Test func lettingGoOfALiveLinkSaysNothingAndTheReaderAdvertisesAgain() {
+    let w = World([m2])
+    let host = w.listen()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    let linkEvents = host.links.count
+    w.world.cancelConnect(serialNumber: "STRM2-1")
+    w.world.startScan()
+    w.clock.advance(by: .seconds(3))
+    #expect(host.links.count == linkEvents, "no event follows")
+    #expect(host.advertisers == ["STRM2-1"])
+    #expect(w.kinds(of: "STRM2-1").contains("linkAbandoned"))
+  }
+
   @Test func connectRequestsAreCountedEvenWhenTheRadioRefusesThem() {
     let w = World([m2])
     let host = w.listen()

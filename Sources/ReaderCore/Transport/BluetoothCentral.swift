@@ -75,7 +75,8 @@ public protocol BluetoothCentral: AnyObject, Sendable {
   func stopScan()
   /// Opens a link to the reader; answered by `didConnect` or `didFailToConnect`.
   func connect(serialNumber: String)
-  /// Abandons a connection attempt that has not completed; no event follows.
+  /// Abandons a connection attempt, or lets go of a link that is up without waiting for the reader
+  /// (as CoreBluetooth's `cancelPeripheralConnection` does); no event follows.
   func cancelConnect(serialNumber: String)
   /// Closes the link; answered by `didDisconnect(reason: .disconnectRequested)`.
   func disconnect(serialNumber: String)
