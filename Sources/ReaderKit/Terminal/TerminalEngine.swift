@@ -121,6 +121,8 @@ final class TerminalEngine: @unchecked Sendable {
   /// state the batch leaves (a reconnection that holds the line), not a state half-way through it.
   private var batchDepth = 0
   private var finishedInBatch: [JobID] = []
+  /// Whether a reconnection ended inside the batch, so the held line opens at its end.
+  private var releaseInBatch = false
   /// A reboot that was accepted (its completion has run) and keeps its place at the head of the
   /// line until the reader drops the link, so commands queued behind it see the reconnection (or
   /// the disconnect) rather than a reader that is connected but about to go.
@@ -510,6 +512,7 @@ final class TerminalEngine: @unchecked Sendable {
       case .rebootNotCarriedOut:
         releaseAcceptedReboot()
       case .reconnectStarted(let reader, let reason):
+        releaseInBatch = false
         queue.hold()
         let cancelable = Cancelable(onCancelOf: { [self] handle in scheduler.execute { self.cancelReconnect(handle) } })
         link?.reconnect = cancelable
@@ -524,7 +527,7 @@ final class TerminalEngine: @unchecked Sendable {
         link?.configuration.delegate.readerDidSucceedReconnect(reader)
         link?.reconnect?.completed(canceled: false)
         link?.reconnect = nil
-        advance(queue.release())
+        releaseQueue()
       case .reconnectFailed(let reader, let error):
         publish(.readerDidFailReconnect(reader, error: error))
         link?.configuration.delegate.readerDidFailReconnect(reader)
@@ -536,7 +539,7 @@ final class TerminalEngine: @unchecked Sendable {
         publish(.didDisconnect(reader, reason: reason))
         ended?.configuration.delegate.reader(reader, didDisconnect: reason)
         ended?.reconnect?.completed(canceled: ended?.reconnectCanceled ?? false)
-        if ended?.reconnect != nil { advance(queue.release()) }
+        if ended?.reconnect != nil { releaseQueue() }
         // A reboot that never got its answer must still complete.
         finishShortCommand(where: { if case .reboot = $0 { true } else { false } }, error: notConnected())
         releaseAcceptedReboot()
@@ -659,8 +662,21 @@ final class TerminalEngine: @unchecked Sendable {
     body()
     batchDepth -= 1
     guard batchDepth == 0 else { return }
+    if releaseInBatch {
+      releaseInBatch = false
+      advance(queue.release())
+    }
     while !finishedInBatch.isEmpty {
       advance(queue.finish(finishedInBatch.removeFirst()))
+    }
+  }
+
+  /// Opens the line held during a reconnection, now or at the end of the batch being performed.
+  private func releaseQueue() {
+    if batchDepth > 0 {
+      releaseInBatch = true
+    } else {
+      advance(queue.release())
     }
   }
 
