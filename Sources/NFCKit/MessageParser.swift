@@ -97,7 +97,13 @@ struct MessageParser {
         last = header
       }
       if options.validatesWellKnownPayloads {
-        try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
+        if depth > 0 {
+          try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
+            try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
+          }
+        } else {
+          try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
+        }
       }
       records.append(record)
       recordStarts?.append(header.start)

@@ -119,3 +119,19 @@ public struct NDEFError: Error, Sendable, Hashable, CustomStringConvertible {
     return text
   }
 }
+
+extension NDEFError {
+  /// Runs the check of a record nested in a Smart Poster, naming the record (`context["record"]`,
+  /// its index in the nested message) and the nesting depth (`context["depth"]`) in its error,
+  /// unless the error already names them.
+  static func naming<T>(record index: Int, depth: Int, _ body: () throws(NDEFError) -> T) throws(NDEFError) -> T {
+    do {
+      return try body()
+    } catch {
+      var error = error
+      error.context["record"] = error.context["record"] ?? String(index)
+      error.context["depth"] = error.context["depth"] ?? String(depth)
+      throw error
+    }
+  }
+}

@@ -156,15 +156,24 @@ public struct SmartPosterRecord: Hashable, Sendable {
         }
         seenURI = true
         if building {
-          poster.uri = try URIRecord.parse(record.payload, offset: payloadOffset)
+          poster.uri = try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
+            try URIRecord.parse(record.payload, offset: payloadOffset)
+          }
         } else {
-          try URIRecord.check(record.payload, offset: payloadOffset)
+          _ = try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
+            try URIRecord.check(record.payload, offset: payloadOffset)
+          }
         }
       } else if record.isWellKnown("T") {
         if building {
-          poster.titles.append(try TextRecord.parse(record.payload, offset: payloadOffset))
+          poster.titles.append(
+            try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
+              try TextRecord.parse(record.payload, offset: payloadOffset)
+            })
         } else {
-          try TextRecord.check(record.payload, offset: payloadOffset)
+          try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
+            try TextRecord.check(record.payload, offset: payloadOffset)
+          }
         }
         // A valid Text payload starts with the status byte and the US-ASCII language code.
         let language = record.payload[1..<(1 + Int(record.payload[0] & 0x3F))].map { byte in

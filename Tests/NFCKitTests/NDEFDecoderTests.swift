@@ -385,6 +385,8 @@ import Testing
     // Sp payload: one URI record whose URI field holds the control character 0x01.
     let bytes = hex("D1 02 06 5370  D1 01 02 55 00 01")
     expectDecodeError(bytes, .invalidURI, at: 10)
+    let error = thrownError { () throws(NDEFError) in try NDEFDecoder().decode(bytes) }
+    #expect(error?.context["record"] == "0" && error?.context["depth"] == "1", "\(String(describing: error))")
   }
 
   @Test func rejectsSmartPostersNestedDeeperThanTheLimit() throws {
