@@ -120,14 +120,14 @@ struct MessageParser {
   }
 
   /// The largest payload accepted for one logical record.
-  private var payloadLimit: Int { min(options.maxPayloadSize, Int(UInt32.max)) }
+  private var payloadLimit: Int { options.effectiveMaxPayloadSize }
 
   /// Takes one record from the budget.
   private func spend(_ budget: inout Int, at offset: Int, record: Int) throws(NDEFError) {
     guard budget > 0 else {
       throw failure(
-        .tooManyRecords, "more than \(options.maxRecords) records", at: offset,
-        expected: "at most \(options.maxRecords) records and chunks (NDEFDecodingOptions.maxRecords)",
+        .tooManyRecords, "more than \(options.effectiveMaxRecords) records", at: offset,
+        expected: "at most \(options.effectiveMaxRecords) records and chunks (NDEFDecodingOptions.maxRecords)",
         record: record)
     }
     budget -= 1

@@ -47,7 +47,7 @@ public struct NDEFDecoder: Sendable {
   /// - Throws: ``NDEFError``; `offset` counts from `bytes.startIndex`.
   public func decode(_ bytes: ArraySlice<UInt8>) throws(NDEFError) -> NDEFMessage {
     let parser = MessageParser(input: bytes, options: options, depth: 0, absolute: { $0 })
-    var budget = options.maxRecords
+    var budget = options.effectiveMaxRecords
     var starts: [Int]? = nil
     return NDEFMessage(validated: try parser.parseMessage(budget: &budget, recordStarts: &starts))
   }

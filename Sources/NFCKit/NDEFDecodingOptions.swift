@@ -1,7 +1,7 @@
 /// Limits and checks applied while decoding NDEF bytes.
 ///
 /// The defaults are safe for untrusted input read from a tag: decoding work and memory stay
-/// proportional to the input, and these limits cap them further.
+/// proportional to the input, and these limits cap them further. Negative limits act as 0.
 ///
 /// ```swift
 /// var options = NDEFDecodingOptions()
@@ -30,6 +30,13 @@ public struct NDEFDecodingOptions: Hashable, Sendable {
   /// The largest nesting depth any options allow (32): the effective limit is the smaller of this and
   /// ``maxNestingDepth``.
   public static let nestingDepthCeiling = 32
+
+  /// The record limit in force: ``maxRecords``, a negative value acting as 0.
+  var effectiveMaxRecords: Int { max(0, maxRecords) }
+
+  /// The payload limit in force: ``maxPayloadSize`` (a negative value acting as 0), at most 2^32 - 1,
+  /// the largest PAYLOAD_LENGTH a record can state.
+  var effectiveMaxPayloadSize: Int { max(0, min(maxPayloadSize, Int(UInt32.max))) }
 
   /// The nesting limit in force: ``maxNestingDepth``, capped at ``nestingDepthCeiling``.
   var effectiveMaxNestingDepth: Int { max(0, min(maxNestingDepth, Self.nestingDepthCeiling)) }

@@ -71,7 +71,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
     guard record.isWellKnown("Sp") else {
       throw mismatch(record, expected: "a well-known Smart Poster record (TNF 1, type Sp)")
     }
-    var budget = options.maxRecords
+    var budget = options.effectiveMaxRecords
     let parsed = try parsingOnItsOwn { () throws(NDEFError) in
       try SmartPosterRecord.parse(record.payload, options: options, depth: 1, budget: &budget, offset: { $0 })
     }

@@ -415,4 +415,18 @@ import Testing
       thrownError { () throws(NDEFError) in try decoder.decode(NDEFMessage(poster).encoded()) }?.code == .nestingTooDeep
     )
   }
+
+  @Test func negativeLimitsActAsZero() {
+    let bytes = hex("D1 01 02 55 00 61")
+    var records = NDEFDecodingOptions()
+    records.maxRecords = -5
+    let tooMany = thrownError { () throws(NDEFError) in try NDEFDecoder(options: records).decode(bytes) }
+    #expect(tooMany?.code == .tooManyRecords)
+    #expect(tooMany?.message == "more than 0 records")
+    var payload = NDEFDecodingOptions()
+    payload.maxPayloadSize = -1
+    let tooLarge = thrownError { () throws(NDEFError) in try NDEFDecoder(options: payload).decode(bytes) }
+    #expect(tooLarge?.code == .payloadTooLarge)
+    #expect(tooLarge?.expected.contains("at most 0 bytes") == true)
+  }
 }
