@@ -97,13 +97,8 @@ import Testing
 
   @Test func connectToAReaderDiscoveredAWhileAgoListensForItThenConnects() {
     let h = Harness()
-    guard let found = h.discover(Fixture.wisePad) else { return }
-    found.discovery.cancel()
-    h.clock.advance(by: .seconds(60))  // Long past the staleness window; the reader still advertises.
-    let mark = h.log.count
-    let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    // Long past the staleness window; the reader still advertises.
+    guard let (result, _, mark) = h.connectLongAfterDiscovery(Fixture.wisePad, wait: .seconds(60)) else { return }
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
     #expect(h.world.isScanning)
@@ -118,13 +113,10 @@ import Testing
 
   @Test func connectListeningForAGoneReaderGivesUpAfterTheStalenessWindow() {
     let h = Harness()
-    guard let found = h.discover(Fixture.wisePad) else { return }
-    found.discovery.cancel()
-    h.world.setPower(Fixture.wisePad, on: false)
-    h.clock.advance(by: .seconds(30))
-    let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    guard
+      let (result, _, _) = h.connectLongAfterDiscovery(
+        Fixture.wisePad, meanwhile: { h.world.setPower(Fixture.wisePad, on: false) })
+    else { return }
     h.clock.advance(by: DiscoveryTuning().stalenessWindow - .milliseconds(1))
     #expect(result.count == 0)
     h.clock.advance(by: .milliseconds(1))
@@ -137,13 +129,10 @@ import Testing
 
   @Test func cancellingAConnectWhileItListensStopsTheScanAndCompletesCanceled() {
     let h = Harness()
-    guard let found = h.discover(Fixture.wisePad) else { return }
-    found.discovery.cancel()
-    h.world.setInRange(Fixture.wisePad, false)
-    h.clock.advance(by: .seconds(30))
-    let result = Outcome<Result<Reader, ReaderError>>()
-    let connect = h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    guard
+      let (result, connect, _) = h.connectLongAfterDiscovery(
+        Fixture.wisePad, meanwhile: { h.world.setInRange(Fixture.wisePad, false) })
+    else { return }
     h.clock.advance(by: .seconds(2))
     connect.cancel()
     connect.cancel()

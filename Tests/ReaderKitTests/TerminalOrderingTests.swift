@@ -140,26 +140,12 @@ private final class ListDelegate: DiscoveryDelegate {
     #expect(h.log.statusChanges(since: mark) == [.connecting, .connected])
   }
 
-  @Test func connectToAReaderHeardLongAgoGoesStraightToConnecting() {
-    let h = Harness()
-    guard let found = h.discover(Fixture.wisePad) else { return }
-    found.discovery.cancel()
-    h.clock.advance(by: .seconds(60))
-    let mark = h.log.count
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
-    h.clock.advance(by: .seconds(8))
-    #expect(h.log.statusChanges(since: mark) == [.connecting, .connected])
-  }
-
   @Test func turningBluetoothOffWhileAConnectListensFailsItWithBluetoothDisabled() {
     let h = Harness()
-    guard let found = h.discover(Fixture.wisePad) else { return }
-    found.discovery.cancel()
-    h.world.setInRange(Fixture.wisePad, false)
-    h.clock.advance(by: .seconds(30))
-    let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    guard
+      let (result, _, _) = h.connectLongAfterDiscovery(
+        Fixture.wisePad, meanwhile: { h.world.setInRange(Fixture.wisePad, false) })
+    else { return }
     h.clock.advance(by: .seconds(1))
     h.world.setRadio(on: false)
     h.clock.runUntilIdle()

@@ -307,6 +307,24 @@ struct Harness {
     return (reader, delegate)
   }
 
+  /// Discovers `serial`, ends the scan, lets `meanwhile` change the world, waits `wait` (long past the
+  /// staleness window), then connects: a connect to a reader last heard long ago. `mark` is the
+  /// event count just before the connect.
+  func connectLongAfterDiscovery(
+    _ serial: String, wait: Duration = .seconds(30), meanwhile: () -> Void = {},
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> (result: Outcome<Result<Reader, ReaderError>>, connect: Cancelable, mark: Int)? {
+    guard let found = discover(serial, sourceLocation: sourceLocation) else { return nil }
+    found.discovery.cancel()
+    meanwhile()
+    clock.advance(by: wait)
+    let mark = log.count
+    let result = Outcome<Result<Reader, ReaderError>>()
+    let connect = terminal.connectReader(
+      found.reader, connectionConfig: configuration(ReaderRecorder()), completion: result.record)
+    return (result, connect, mark)
+  }
+
   /// Whether the clock has nothing left to run, with a description of what is left otherwise.
   var pendingWorkDescription: String? { clock.checkNoPendingWork() }
 }

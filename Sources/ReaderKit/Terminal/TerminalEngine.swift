@@ -35,9 +35,9 @@ final class TerminalEngine: @unchecked Sendable {
     case reboot(@Sendable (ReaderError?) -> Void)
     case launch(LaunchJob)
 
-    var isConnect: Bool {
-      if case .connect = self { return true }
-      return false
+    var connectJob: ConnectJob? {
+      if case .connect(let job) = self { return job }
+      return nil
     }
 
     var name: String {
@@ -159,13 +159,13 @@ final class TerminalEngine: @unchecked Sendable {
   func submit(_ id: JobID, _ job: Job, cancelable: Cancelable?) {
     entries[id] = Entry(job: job, cancelable: cancelable)
     let start: CommandQueue<JobID>.Start
-    if case .connect = job, let running = queue.running, isDiscoveryJob(running) {
+    if let connect = job.connectJob, let running = queue.running, isDiscoveryJob(running) {
       // Connecting to a discovered reader ends the discovery; a scan without a timeout would otherwise
       // hold the connect forever. With no reader connected the connect goes before queued commands;
       // with one connected it keeps its place (a queued disconnect may come first), and if nothing
       // does, it fails at once with `alreadyConnected`.
       start = link == nil ? queue.submitFirst(id) : queue.submit(id)
-      endDiscoveryForConnect(job)
+      endDiscoveryForConnect(to: connect.reader)
     } else {
       start = queue.submit(id)
     }
@@ -188,9 +188,8 @@ final class TerminalEngine: @unchecked Sendable {
       case .connect, .launch:
         if let discovery, discovery.owner == id {
           finishDiscovery(ReaderError.canceled("reconnectToSavedReader"))
-        } else if let located = locating, located.owner == id {
-          stopLocating()
-          fail(id, ReaderError.canceled("connectReader"))
+        } else if locating?.owner == id {
+          failLocating(ReaderError.canceled(entry.job.name))
         } else if link?.owner == id, let actions = link?.machine.cancelConnect() {
           perform(actions)
         }
@@ -222,9 +221,7 @@ final class TerminalEngine: @unchecked Sendable {
         finishDiscovery(ReaderError(.bluetoothDisabled, "Bluetooth was turned off during discovery"))
       }
       if !on, let located = locating {
-        stopLocating()
-        fail(
-          located.owner,
+        failLocating(
           ReaderError(
             .bluetoothDisabled, "Bluetooth was turned off before the reader was heard",
             context: ["serialNumber": located.reader.serialNumber]))
@@ -275,8 +272,8 @@ final class TerminalEngine: @unchecked Sendable {
       startDiscovery(owner: id, method: job.configuration.method, simulated: job.configuration.simulated)
       // A connect issued while this discovery still waited its turn ends it as it starts; a scan
       // without a timeout would otherwise hold the connect forever.
-      if let connect = queue.waitingIDs.lazy.compactMap({ self.entries[$0]?.job }).first(where: \.isConnect) {
-        endDiscoveryForConnect(connect)
+      if let connect = queue.waitingIDs.lazy.compactMap({ self.entries[$0]?.job.connectJob }).first {
+        endDiscoveryForConnect(to: connect.reader)
       }
     case .connect(let job):
       startConnect(owner: id, reader: job.reader, configuration: job.configuration)
@@ -331,13 +328,11 @@ final class TerminalEngine: @unchecked Sendable {
     }
   }
 
-  /// Ends the running discovery because `connect` was issued. When the connect is about to start
-  /// (no reader connected, and its reader was heard) the status goes from discovering straight to
-  /// connecting, and the discovery's completion already reads `connecting`.
-  private func endDiscoveryForConnect(_ connect: Job) {
-    if case .connect(let job) = connect {
-      connectPending = link == nil && lastSeen[job.reader.serialNumber] != nil
-    }
+  /// Ends the running discovery because a connect to `reader` was issued. When the connect is about
+  /// to start (no reader connected, and `reader` was heard) the status goes from discovering straight
+  /// to connecting, and the discovery's completion already reads `connecting`.
+  private func endDiscoveryForConnect(to reader: Reader) {
+    connectPending = link == nil && lastSeen[reader.serialNumber] != nil
     finishDiscovery(nil)
     connectPending = false
     refreshStatus()
@@ -391,6 +386,13 @@ final class TerminalEngine: @unchecked Sendable {
     disarm(.locate)
     if discovery == nil { central.stopScan() }
     refreshStatus()
+  }
+
+  /// Ends a listening connect with `error`.
+  private func failLocating(_ error: ReaderError) {
+    guard let located = locating else { return }
+    stopLocating()
+    fail(located.owner, error)
   }
 
   private func finishDiscovery(_ error: ReaderError?) {
@@ -712,9 +714,7 @@ final class TerminalEngine: @unchecked Sendable {
       if let actions = link?.machine.timerFired(timer) { perform(actions) }
     case .locate:
       guard let located = locating else { return }
-      stopLocating()
-      fail(
-        located.owner,
+      failLocating(
         ReaderError(
           .readerNotFound, "the reader is no longer advertising; discover it again",
           context: [
