@@ -15,18 +15,7 @@ extension Duration {
   /// The duration as seconds for error contexts and messages, to the millisecond without trailing
   /// zeros: "6 seconds", "1532.554 seconds" — never a binary-float tail like "1532.5539999999999".
   package var formattedSeconds: String {
-    let milliseconds = (inSeconds * 1000).rounded()
-    guard milliseconds.isFinite, abs(milliseconds) < 9e15 else { return "\(inSeconds) seconds" }
-    let whole = Int64(milliseconds)
-    let sign = whole < 0 ? "-" : ""
-    let magnitude = whole.magnitude
-    var text = "\(sign)\(magnitude / 1000)"
-    if magnitude % 1000 != 0 {
-      var fraction = String(magnitude % 1000)
-      fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
-      while fraction.hasSuffix("0") { fraction.removeLast() }
-      text += ".\(fraction)"
-    }
-    return text + (magnitude == 1000 ? " second" : " seconds")
+    let text = JSONValue.number(inSeconds, decimals: 3).rendered
+    return text + (text == "1" || text == "-1" ? " second" : " seconds")
   }
 }
