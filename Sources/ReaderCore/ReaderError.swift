@@ -11,6 +11,7 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
       case canceled, invalidConfiguration, bluetoothScanTimedOut, bluetoothConnectTimedOut
       case bluetoothDisabled, alreadyConnected, notConnected, readerNotFound, connectionFailed
       case unsupportedReader, readerBusy, rebootFailed, storeCorrupt, storeUnavailable, commandRejected
+      case bluetoothUnsupported
     }
     private let wrapped: Wrapped
     private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -45,6 +46,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let storeUnavailable = Code(.storeUnavailable)
     /// The reader rejected a command.
     public static let commandRejected = Code(.commandRejected)
+    /// The terminal has no Bluetooth backend for real readers on this platform (`Terminal.shared`
+    /// on Linux); simulated readers work.
+    public static let bluetoothUnsupported = Code(.bluetoothUnsupported)
 
     /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.
     public var description: String { wrapped.rawValue }

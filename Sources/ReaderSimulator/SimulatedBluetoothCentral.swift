@@ -11,8 +11,8 @@ import Synchronization
 /// give the same events.
 ///
 /// Behaviour worth knowing:
-/// - A reader advertises about once a second while a scan runs, it is switched on, in range, not
-///   rebooting and not connected.
+/// - A reader advertises about once every `advertisingInterval` (a second by default) while a scan
+///   runs, it is switched on, in range, not rebooting and not connected.
 /// - A connect to a reader that cannot be reached stays pending (as on real hardware) until the
 ///   reader becomes reachable or the terminal abandons it.
 /// - M2 and WisePad 3 reboot themselves 24 hours after they last started (`securityReboot`);
@@ -21,7 +21,7 @@ import Synchronization
 ///   switches it off too (`criticalBatteryLevel`). A reader that is off runs neither count; both
 ///   start over when it is switched on, so a world whose readers are all off leaves no work on the
 ///   clock.
-public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
+public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Sendable {
   /// Something that happened in the world, for narration and assertions.
   public struct WorldEvent: Sendable, Hashable, CustomStringConvertible {
     /// When it happened (virtual time since the clock's start).
@@ -38,8 +38,35 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   public static let idlePowerDownInterval = Duration.seconds(10 * 3600)
   /// How long M2 and WisePad 3 run before their security reboot.
   public static let securityRebootInterval = Duration.seconds(24 * 3600)
-  /// The mean interval between two advertisements of one reader.
-  public static let advertisingInterval = Duration.seconds(1)
+  /// The mean interval between two advertisements of one reader, unless the world is given another.
+  public static let defaultAdvertisingInterval = Duration.seconds(1)
+
+  /// The mean interval between two advertisements of one reader in this world.
+  public let advertisingInterval: Duration
+
+  /// What the world tells the terminal: the radio's events, and the readers' over their links.
+  private enum Output {
+    case radio(BluetoothEvent)
+    case link(ReaderLinkEvent)
+
+    static func radioStateChanged(isPoweredOn: Bool) -> Output { .radio(.radioStateChanged(isPoweredOn: isPoweredOn)) }
+    static func advertisement(_ advertisement: Advertisement) -> Output { .radio(.advertisement(advertisement)) }
+    static func didConnect(serialNumber: String, info: ReaderInfo) -> Output {
+      .radio(.didConnect(serialNumber: serialNumber, info: info))
+    }
+    static func didFailToConnect(serialNumber: String, error: ReaderError) -> Output {
+      .radio(.didFailToConnect(serialNumber: serialNumber, error: error))
+    }
+    static func didDisconnect(serialNumber: String, reason: DisconnectReason) -> Output {
+      .radio(.didDisconnect(serialNumber: serialNumber, reason: reason))
+    }
+    static func batteryDidChange(serialNumber: String, level: Double, isCharging: Bool) -> Output {
+      .link(.batteryDidChange(serialNumber: serialNumber, level: level, isCharging: isCharging))
+    }
+    static func rebootResponse(serialNumber: String, error: ReaderError?) -> Output {
+      .link(.rebootResponse(serialNumber: serialNumber, error: error))
+    }
+  }
 
   private struct Entry {
     var reader: SimulatedReader
@@ -60,6 +87,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     var radioOn = true
     var scanning = false
     var handler: (@Sendable (BluetoothEvent) -> Void)?
+    var linkHandler: (@Sendable (ReaderLinkEvent) -> Void)?
     var random: SeededRandom
     var log: [WorldEvent] = []
   }
@@ -68,9 +96,11 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   public let clock: VirtualClock
   private let world: Mutex<World>
 
-  /// Creates an empty world on `clock`, with randomness from `seed`.
-  public init(clock: VirtualClock, seed: UInt64) {
+  /// Creates an empty world on `clock`, with randomness from `seed`, whose readers advertise about
+  /// once every `advertisingInterval` while a scan runs.
+  public init(clock: VirtualClock, seed: UInt64, advertisingInterval: Duration = defaultAdvertisingInterval) {
     self.clock = clock
+    self.advertisingInterval = max(advertisingInterval, .microseconds(1))
     self.world = Mutex(World(random: SeededRandom(seed: seed)))
   }
 
@@ -182,7 +212,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       entry.reader.batteryLevel = min(max(level, 0), 1)
       if let isCharging { entry.reader.isCharging = isCharging }
       world.entries[serialNumber] = entry
-      var events: [BluetoothEvent] = []
+      var events: [Output] = []
       if entry.linked {
         events.append(
           .batteryDidChange(
@@ -216,7 +246,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
       guard world.radioOn != on else { return [] }
       world.radioOn = on
       self.record(nil, on ? "radioOn" : "radioOff", in: &world)
-      var events: [BluetoothEvent] = [.radioStateChanged(isPoweredOn: on)]
+      var events: [Output] = [.radioStateChanged(isPoweredOn: on)]
       for serial in world.order {
         if on {
           events += self.becameReachable(serial, in: &world)
@@ -236,6 +266,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     mutate { world in
       self.record(nil, "hostAppTerminated", in: &world)
       world.handler = nil
+      world.linkHandler = nil
       world.scanning = false
       for serial in world.order {
         guard var entry = world.entries[serial] else { continue }
@@ -251,10 +282,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     }
   }
 
-  // MARK: BluetoothCentral
+  // MARK: BluetoothCentral and ReaderLink
 
   public func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) {
     world.withLock { $0.handler = handler }
+  }
+
+  public func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
+    world.withLock { $0.linkHandler = handler }
   }
 
   public var isPoweredOn: Bool { world.withLock { $0.radioOn } }
@@ -355,11 +390,15 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   // MARK: World mechanics (all called with the lock held; events are delivered after it is released)
 
-  private func mutate(_ body: (inout World) -> [BluetoothEvent]) {
-    let (events, handler) = world.withLock { world in (body(&world), world.handler) }
-    guard let handler else { return }
+  private func mutate(_ body: (inout World) -> [Output]) {
+    let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
     // Queued, never delivered from inside the caller: the terminal sees one event per work item.
-    for event in events { clock.execute { handler(event) } }
+    for event in events {
+      switch event {
+      case .radio(let event): if let handler { clock.execute { handler(event) } }
+      case .link(let event): if let linkHandler { clock.execute { linkHandler(event) } }
+      }
+    }
   }
 
   private func record(_ serialNumber: String?, _ kind: String, in world: inout World) {
@@ -372,8 +411,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   /// The reader switches itself off (or is switched off) for `reason`: its link drops and its timers
   /// stop, so a reader left off leaves no work behind on the clock.
-  private func switchOff(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [BluetoothEvent]
-  {
+  private func switchOff(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World) -> [Output] {
     guard var entry = world.entries[serialNumber] else { return [] }
     entry.reader.isPoweredOn = false
     for work in [entry.securityReboot, entry.idleTimer].compactMap({ $0 }) { clock.cancel(work) }
@@ -421,7 +459,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     world.entries[serialNumber] = entry
   }
 
-  private func rebootNow(_ serialNumber: String, reason: DisconnectReason, in world: inout World) -> [BluetoothEvent] {
+  private func rebootNow(_ serialNumber: String, reason: DisconnectReason, in world: inout World) -> [Output] {
     guard let entry = world.entries[serialNumber], entry.reader.isPoweredOn, entry.rebootingUntil == nil else {
       return []
     }
@@ -441,14 +479,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
 
   /// The reader can no longer be reached: drop its link for `reason` and stop its advertising.
   private func unreachable(_ serialNumber: String, _ reason: DisconnectReason, in world: inout World)
-    -> [BluetoothEvent]
+    -> [Output]
   {
     guard var entry = world.entries[serialNumber] else { return [] }
     if let work = entry.advertising { clock.cancel(work) }
     entry.advertising = nil
     if let work = entry.connectCompletion { clock.cancel(work) }
     entry.connectCompletion = nil
-    var events: [BluetoothEvent] = []
+    var events: [Output] = []
     if entry.linked {
       entry.linked = false
       events.append(.didDisconnect(serialNumber: serialNumber, reason: reason))
@@ -462,7 +500,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
   }
 
   /// The reader may be reachable again: complete a pending connect, or resume advertising.
-  private func becameReachable(_ serialNumber: String, in world: inout World) -> [BluetoothEvent] {
+  private func becameReachable(_ serialNumber: String, in world: inout World) -> [Output] {
     guard var entry = world.entries[serialNumber], isReachable(entry, in: world), !entry.linked else { return [] }
     if entry.pendingConnect {
       guard entry.connectCompletion == nil else { return [] }
@@ -476,7 +514,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     return []
   }
 
-  private func completeConnect(_ serialNumber: String, in world: inout World) -> [BluetoothEvent] {
+  private func completeConnect(_ serialNumber: String, in world: inout World) -> [Output] {
     guard var entry = world.entries[serialNumber], entry.pendingConnect else { return [] }
     entry.connectCompletion = nil
     guard isReachable(entry, in: world) else {
@@ -498,7 +536,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, Sendable {
     else { return }
     let unit = world.random.nextUnit()
     // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 s.
-    let delay = first ? Self.advertisingInterval * unit : Self.advertisingInterval * (0.8 + 0.4 * unit)
+    let delay = first ? advertisingInterval * unit : advertisingInterval * (0.8 + 0.4 * unit)
     world.entries[serialNumber]?.advertising = clock.schedule(after: delay) { [self] in
       mutate { world in
         guard var entry = world.entries[serialNumber] else { return [] }

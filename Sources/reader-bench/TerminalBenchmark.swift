@@ -110,7 +110,7 @@ private final class TerminalSoak: @unchecked Sendable {
   }
 }
 
-private final class Finder: DiscoveryDelegate, MobileReaderDelegate, @unchecked Sendable {
+private nonisolated final class Finder: DiscoveryDelegate, MobileReaderDelegate, @unchecked Sendable {
   // Only touched on the thread that drives the virtual clock.
   var readers: [Reader] = []
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { self.readers = readers }

@@ -253,7 +253,7 @@ private struct DemoFailure: Error {
 }
 
 /// Narrates what an app would show for each reader event, and counts reconnections.
-private final class DemoReaderDelegate: MobileReaderDelegate {
+private nonisolated final class DemoReaderDelegate: MobileReaderDelegate {
   private struct Counts {
     var succeeded = 0
     var failed = 0

@@ -113,7 +113,7 @@ enum DiscoverCommand {
 
 /// Collects discovery updates and shows them: live in the session's region on a terminal, one line
 /// per update elsewhere.
-final class DiscoveryListener: DiscoveryDelegate {
+nonisolated final class DiscoveryListener: DiscoveryDelegate {
   private let updatesSoFar = Mutex<[[Reader]]>([])
   private let session: SimulationSession
   private let quiet: Bool

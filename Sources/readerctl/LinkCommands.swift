@@ -166,4 +166,4 @@ enum LinkCommands {
 }
 
 /// A connection's delegate for commands that report through the event stream instead.
-final class QuietReaderDelegate: MobileReaderDelegate {}
+nonisolated final class QuietReaderDelegate: MobileReaderDelegate {}

@@ -230,7 +230,8 @@ import Testing
             fail("lowBatteryWarning without a low readerUpdated before it")
             break
           }
-        case .closeLink, .connectFailed, .disconnectCompleted, .rebootAnswered, .readerUpdated, .rebootNotCarriedOut:
+        case .closeLink, .connectFailed, .disconnectCompleted, .rebootAnswered, .readerUpdated, .rebootNotCarriedOut,
+          .listen, .stopListening:
           break
         }
       }
@@ -261,7 +262,8 @@ import Testing
         .connected
       case .connectFailed, .disconnectCompleted, .disconnected: .notConnected
       case .reconnectStarted: .reconnecting
-      case .openLink, .abandonLink, .closeLink, .sendReboot, .arm, .disarm, .reconnectFailed: nil
+      case .openLink, .abandonLink, .closeLink, .sendReboot, .arm, .disarm, .reconnectFailed, .listen, .stopListening:
+        nil
       }
     }
   }

@@ -1,7 +1,7 @@
 import ReaderKit
 import Testing
 
-private final class QuietDelegate: MobileReaderDelegate {}
+private nonisolated final class QuietDelegate: MobileReaderDelegate {}
 
 /// The builders refuse what cannot work, naming the field and the rejected value.
 @Suite struct ConfigurationTests {

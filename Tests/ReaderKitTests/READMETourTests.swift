@@ -7,7 +7,7 @@ import ReaderKit
 import Synchronization
 
 /// What a point-of-sale app would show, and the latest list of nearby readers.
-final class Screen: DiscoveryDelegate, MobileReaderDelegate {
+nonisolated final class Screen: DiscoveryDelegate, MobileReaderDelegate {
   let nearby = Mutex<[Reader]>([])
 
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Connects to the nearest reader a scan lists, and scans again a minute after every final disconnect.
-private final class NearestConnector: DiscoveryDelegate {
+private nonisolated final class NearestConnector: DiscoveryDelegate {
   private let claimed = Mutex(false)
   private let terminal: Terminal
   private let clock: VirtualClock

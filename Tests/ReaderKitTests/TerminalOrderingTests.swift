@@ -7,7 +7,7 @@ import Testing
 
 /// A Bluetooth stack whose reader can be told to ignore reboot and disconnect requests, as firmware
 /// that hangs does; everything else goes to the simulated world.
-private final class SilentReaderCentral: BluetoothCentral {
+private final class SilentReaderCentral: BluetoothCentral, ReaderLink {
   let world: SimulatedBluetoothCentral
   let ignoresReboot = Atomic(false)
   let ignoresDisconnect = Atomic(false)
@@ -15,6 +15,9 @@ private final class SilentReaderCentral: BluetoothCentral {
   init(_ world: SimulatedBluetoothCentral) { self.world = world }
 
   func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) { world.setEventHandler(handler) }
+  func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
+    world.setLinkEventHandler(handler)
+  }
   var isPoweredOn: Bool { world.isPoweredOn }
   func startScan() { world.startScan() }
   func stopScan() { world.stopScan() }
@@ -58,7 +61,7 @@ private struct SilentHarness {
   }
 }
 
-private final class ListDelegate: DiscoveryDelegate {
+private nonisolated final class ListDelegate: DiscoveryDelegate {
   let lists: Outcome<[Reader]>
   init(_ lists: Outcome<[Reader]>) { self.lists = lists }
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { lists.record(readers) }
@@ -276,7 +279,7 @@ private final class ListDelegate: DiscoveryDelegate {
 }
 
 /// Records `connectionStatus` as each final call of a failed reconnection sees it.
-private final class StatusSampler: MobileReaderDelegate {
+private nonisolated final class StatusSampler: MobileReaderDelegate {
   let terminal = Mutex<Terminal?>(nil)
   let samples = Mutex<[String]>([])
 

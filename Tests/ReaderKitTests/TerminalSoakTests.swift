@@ -157,7 +157,7 @@ private final class Merchant: Sendable {
   }
 
   /// Connects to the target the first time it is listed.
-  private final class Finder: DiscoveryDelegate {
+  private nonisolated final class Finder: DiscoveryDelegate {
     private let found = Mutex(false)
     private let onFound: @Sendable (Reader) -> Void
     private let target: String

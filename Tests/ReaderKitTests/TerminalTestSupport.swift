@@ -43,7 +43,7 @@ final class Outcome<Value: Sendable>: Sendable {
 }
 
 /// A `DiscoveryDelegate` that keeps every list it is given.
-final class DiscoveryRecorder: DiscoveryDelegate {
+nonisolated final class DiscoveryRecorder: DiscoveryDelegate {
   private let lists = Mutex<[(time: Duration, readers: [Reader])]>([])
   private let clock: VirtualClock
 
@@ -63,7 +63,7 @@ final class DiscoveryRecorder: DiscoveryDelegate {
 }
 
 /// A `MobileReaderDelegate` that writes every call down, and can react to the start of a reconnection.
-final class ReaderRecorder: MobileReaderDelegate {
+nonisolated final class ReaderRecorder: MobileReaderDelegate {
   enum Call: Hashable, Sendable, CustomStringConvertible {
     case didDisconnect(String, DisconnectReason)
     case didStartReconnect(String, DisconnectReason)

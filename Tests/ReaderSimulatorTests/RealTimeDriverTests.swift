@@ -46,4 +46,4 @@ struct RealTimeDriverTests {
   }
 }
 
-private final class SilentDelegate: MobileReaderDelegate {}
+private nonisolated final class SilentDelegate: MobileReaderDelegate {}

@@ -16,7 +16,8 @@ private struct World {
   /// Starts recording what the world reports to its host.
   func listen() -> Recorder {
     let recorder = Recorder()
-    world.setEventHandler { event in recorder.append(event) }
+    world.setEventHandler { event in recorder.append(.radio(event)) }
+    world.setLinkEventHandler { event in recorder.append(.link(event)) }
     return recorder
   }
 
@@ -25,10 +26,18 @@ private struct World {
   }
 }
 
+/// What the host heard, from the radio or over a reader's link, in order.
+private enum Heard: Equatable {
+  case radio(BluetoothEvent)
+  case link(ReaderLinkEvent)
+}
+
 private final class Recorder: Sendable {
-  private let events = Mutex<[BluetoothEvent]>([])
-  func append(_ event: BluetoothEvent) { events.withLock { $0.append(event) } }
-  var all: [BluetoothEvent] { events.withLock { $0 } }
+  private let events = Mutex<[Heard]>([])
+  func append(_ event: Heard) { events.withLock { $0.append(event) } }
+  var heard: [Heard] { events.withLock { $0 } }
+  /// The radio's events.
+  var all: [BluetoothEvent] { heard.compactMap { if case .radio(let event) = $0 { event } else { nil } } }
   var advertisers: Set<String> {
     Set(all.compactMap { if case .advertisement(let ad) = $0 { ad.serialNumber } else { nil } })
   }
@@ -236,9 +245,9 @@ private let hour = Duration.seconds(3600)
     w.world.reboot(serialNumber: "STRM2-1")
     w.clock.advance(by: .seconds(1))
     #expect(
-      host.links.suffix(2) == [
-        .rebootResponse(serialNumber: "STRM2-1", error: nil),
-        .didDisconnect(serialNumber: "STRM2-1", reason: .rebootRequested),
+      host.heard.suffix(2) == [
+        .link(.rebootResponse(serialNumber: "STRM2-1", error: nil)),
+        .radio(.didDisconnect(serialNumber: "STRM2-1", reason: .rebootRequested)),
       ])
     w.clock.advance(by: m2.rebootDuration)
     #expect(w.kinds(of: "STRM2-1").suffix(2) == ["rebooting", "rebooted"])

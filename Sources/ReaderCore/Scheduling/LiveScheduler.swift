@@ -3,51 +3,54 @@ import Synchronization
 
 /// A `Scheduler` on real time: work runs on one serial dispatch queue, waits go through `clock`.
 ///
-/// Use it for real hardware; use `VirtualClock` for the simulator and tests.
+/// Work is kept in the same ordered queue as `VirtualClock`'s, on (deadline, submission): whichever
+/// wake-up comes first runs everything due by then in that order, so work due at the same instant
+/// runs in submission order however the waits end. Use it for real hardware; use `VirtualClock` for
+/// the simulator and tests.
 public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration == Duration {
   private let clock: C
   private let start: C.Instant
   private let queue: DispatchQueue
-  private let pending = Mutex(Set<UInt64>())
-  private let counter = Mutex<UInt64>(0)
+  private let work = Mutex(WorkQueue())
+  private let key = DispatchSpecificKey<UInt8>()
 
   /// Creates a scheduler that measures and waits with `clock`.
   public init(clock: C, label: String = "ReaderKit.LiveScheduler") {
     self.clock = clock
     self.start = clock.now
     self.queue = DispatchQueue(label: label)
+    queue.setSpecific(key: key, value: 1)
   }
 
   public var elapsed: Duration { start.duration(to: clock.now) }
 
+  public var isCurrent: Bool { DispatchQueue.getSpecific(key: key) != nil }
+
   @discardableResult
-  public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-    let id = counter.withLock { value -> UInt64 in
-      defer { value += 1 }
-      return value
-    }
-    let handle = ScheduledWork(id: id, deadline: elapsed + delay)
-    pending.withLock { _ = $0.insert(id) }
-    let fire: @Sendable () -> Void = { [self] in
-      guard pending.withLock({ $0.remove(id) != nil }) else { return }
-      work()
-    }
+  public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledWork {
+    let deadline = elapsed + max(delay, .zero)
+    let handle = work.withLock { $0.push(deadline: deadline, body) }
     if delay <= .zero {
-      queue.async(execute: fire)
+      queue.async { self.runDue() }
     } else {
-      let clock = self.clock
-      let deadline = start.advanced(by: handle.deadline)
-      let queue = self.queue
+      let (clock, wake) = (self.clock, start.advanced(by: deadline))
       Task {
-        try? await clock.sleep(until: deadline, tolerance: nil)
-        queue.async(execute: fire)
+        try? await clock.sleep(until: wake, tolerance: nil)
+        self.queue.async { self.runDue() }
       }
     }
     return handle
   }
 
-  public func cancel(_ work: ScheduledWork) {
-    pending.withLock { _ = $0.remove(work.id) }
+  public func cancel(_ handle: ScheduledWork) {
+    work.withLock { $0.cancel(handle) }
+  }
+
+  /// Runs, in order, everything due by now.
+  private func runDue() {
+    while let item = work.withLock({ $0.pop(dueBy: elapsed) }) {
+      item.work()
+    }
   }
 }
 

@@ -1,9 +1,22 @@
+import Dispatch
+
 /// A serial discrete-event scheduler: the one place the engine and the simulated world run.
 ///
 /// Work runs one item at a time. Work due at the same instant runs in submission order, and `now`
 /// is set to the item's deadline before it runs, so a run is a pure function of what was submitted.
 /// `VirtualClock` is the deterministic implementation; `LiveScheduler` runs on real time.
 public protocol Scheduler: AnyObject, Sendable {
+  /// Whether the caller is running inside one of this scheduler's work items (for assertions: code
+  /// confined to the scheduler checks it, as an event loop's `assertInEventLoop` does).
+  var isCurrent: Bool { get }
+  /// Runs `work`, which may block (file or network I/O), without holding up the scheduler's other
+  /// work, then runs `deliver` with its result as a work item of the scheduler.
+  ///
+  /// The default runs `work` on a global dispatch queue. `VirtualClock` runs it at once, on the
+  /// thread that submits it: virtual time does not move meanwhile, so the result arrives at the same
+  /// virtual instant, after the work already due then, and a seeded run stays byte-identical.
+  func performBlocking<T: Sendable>(
+    _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void)
   /// Time elapsed since the scheduler started: the engine's notion of "now".
   var elapsed: Duration { get }
   /// Runs `work` once `delay` has elapsed (immediately, but after already-queued work, for `.zero`).
@@ -17,6 +30,15 @@ extension Scheduler {
   /// Runs `work` as soon as the work already queued has run.
   public func execute(_ work: @escaping @Sendable () -> Void) {
     schedule(after: .zero, work)
+  }
+
+  public func performBlocking<T: Sendable>(
+    _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void
+  ) {
+    DispatchQueue.global().async {
+      let result = work()
+      self.execute { deliver(result) }
+    }
   }
 }
 

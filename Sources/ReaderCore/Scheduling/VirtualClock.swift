@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A deterministic scheduler and `Clock` whose time moves only when told.
 ///
 /// Like an embedded event loop: work is ordered by (deadline, submission), `now` is set to an
@@ -30,6 +36,8 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     var now: Duration = .zero
     var queue = WorkQueue()
     var driving = false
+    /// The thread running a work item right now.
+    var runner: UInt?
   }
 
   private let state = Mutex(State())
@@ -57,6 +65,28 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     state.withLock { $0.queue.cancel(work) }
   }
 
+  public var isCurrent: Bool {
+    let thread = Self.currentThread
+    return state.withLock { $0.runner == thread }
+  }
+
+  /// Runs `work` at once on the calling thread (virtual time stands still meanwhile) and delivers
+  /// its result as the next work item due now, after the work already due.
+  public func performBlocking<T: Sendable>(
+    _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void
+  ) {
+    let result = work()
+    execute { deliver(result) }
+  }
+
+  private static var currentThread: UInt {
+    #if canImport(Darwin)
+      UInt(bitPattern: pthread_self())
+    #else
+      UInt(pthread_self())
+    #endif
+  }
+
   /// Runs everything due within `duration` from now, in order, then sets `now` to the end.
   public func advance(by duration: Duration) {
     advance(to: elapsed + max(duration, .zero))
@@ -65,12 +95,15 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   /// Runs everything due up to `deadline`, in order, then sets `now` to `deadline` (if later).
   public func advance(to deadline: Duration) {
     drive {
+      let thread = Self.currentThread
       while let item = state.withLock({ state -> (deadline: Duration, work: @Sendable () -> Void)? in
         guard let item = state.queue.pop(dueBy: deadline) else { return nil }
         state.now = max(state.now, item.deadline)
+        state.runner = thread
         return item
       }) {
         item.work()
+        state.withLock { $0.runner = nil }
       }
       state.withLock { $0.now = max($0.now, deadline) }
     }

@@ -52,13 +52,10 @@ public enum BluetoothEvent: Sendable, Hashable {
   case didFailToConnect(serialNumber: String, error: ReaderError)
   /// The link to a connected reader ended, for `reason`.
   case didDisconnect(serialNumber: String, reason: DisconnectReason)
-  /// A connected reader reported new battery readings.
-  case batteryDidChange(serialNumber: String, level: Double, isCharging: Bool)
-  /// A connected reader answered a reboot request; `nil` means it accepted.
-  case rebootResponse(serialNumber: String, error: ReaderError?)
 }
 
-/// The host's Bluetooth stack as the terminal needs it: scan, connect, and a few reader commands.
+/// The host's Bluetooth radio as the terminal needs it: its state, scanning, and opening and closing
+/// links. Commands to a reader once it is reachable go through `ReaderLink`.
 ///
 /// Implementations deliver every `BluetoothEvent` on the `Scheduler` given to the terminal, one at a
 /// time, and never call the handler re-entrantly from inside a command. Commands are fire-and-forget:
@@ -80,9 +77,4 @@ public protocol BluetoothCentral: AnyObject, Sendable {
   func cancelConnect(serialNumber: String)
   /// Closes the link; answered by `didDisconnect(reason: .disconnectRequested)`.
   func disconnect(serialNumber: String)
-  /// Asks the reader to flash its LEDs so a person can pick it out.
-  func flashLEDs(serialNumber: String)
-  /// Asks a connected reader to reboot; answered by `rebootResponse`, then (if accepted)
-  /// `didDisconnect(reason: .rebootRequested)`.
-  func reboot(serialNumber: String)
 }

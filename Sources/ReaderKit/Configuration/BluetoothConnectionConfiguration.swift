@@ -2,26 +2,31 @@
 ///
 /// ```swift
 /// let config = try BluetoothConnectionConfiguration.Builder(delegate: self, locationId: "tml_123").build()
+/// // or, with the name Stripe's SDK uses:
+/// let same = try BluetoothConnectionConfigurationBuilder(delegate: self, locationId: "tml_123").build()
 /// ```
 public struct BluetoothConnectionConfiguration: Sendable {
   /// Receives the reader's events (disconnects, reconnection, battery) for this connection.
   public let delegate: any MobileReaderDelegate
+  /// The validated values, as the terminal's state machine takes them.
+  let settings: ConnectionSettings
+
   /// The location the reader is registered to; never empty.
-  public let locationId: String
+  public var locationId: String { settings.locationId }
   /// Whether the terminal reconnects by itself after an unexpected disconnect. True by default.
-  public let autoReconnectOnUnexpectedDisconnect: Bool
+  public var autoReconnectOnUnexpectedDisconnect: Bool { settings.autoReconnect }
   /// The retry schedule and deadline of automatic reconnection.
-  public let reconnectPolicy: ReconnectPolicy
+  public var reconnectPolicy: ReconnectPolicy { settings.policy }
   /// How long the first connection may take. 15 seconds by default.
-  public let connectTimeout: Duration
+  public var connectTimeout: Duration { settings.connectTimeout }
 
   /// Builds a validated `BluetoothConnectionConfiguration`.
   public struct Builder: Sendable {
     private let delegate: any MobileReaderDelegate
-    private let locationId: String
+    private var locationId: String
     private var autoReconnect = true
     private var policy = ReconnectPolicy.default
-    private var connectTimeout = Duration.seconds(15)
+    private var connectTimeout = ConnectionSettings.defaultConnectTimeout
 
     /// Starts a configuration for `locationId`, reporting to `delegate`.
     public init(delegate: any MobileReaderDelegate, locationId: String) {
@@ -46,38 +51,24 @@ public struct BluetoothConnectionConfiguration: Sendable {
       copy.connectTimeout = timeout
       return copy
     }
+    /// Sets the location the reader is connected to.
+    public func setLocationId(_ locationId: String) -> Builder {
+      var copy = self
+      copy.locationId = locationId
+      return copy
+    }
     /// Validates and builds.
     /// - Throws: `invalidConfiguration` with `field` `locationId` (empty or blank),
     ///   `reconnectPolicy.deadline` or `reconnectPolicy.attemptTimeout` (not positive),
     ///   `reconnectPolicy.initialDelay` (negative), `reconnectPolicy.maximumDelay` (below the initial
     ///   delay) or `connectTimeout` (not positive); `value` is the rejected duration.
     public func build() throws(ReaderError) -> BluetoothConnectionConfiguration {
-      guard !locationId.allSatisfy(\.isWhitespace) else {
-        throw ReaderError(
-          .invalidConfiguration, "a location id is required to connect a reader", context: ["field": "locationId"])
-      }
-      let policyRules: [(name: String, value: Duration, valid: Bool, rule: String)] = [
-        ("deadline", policy.deadline, policy.deadline > .zero, "must be positive"),
-        ("attemptTimeout", policy.attemptTimeout, policy.attemptTimeout > .zero, "must be positive"),
-        ("initialDelay", policy.initialDelay, policy.initialDelay >= .zero, "must not be negative"),
-        (
-          "maximumDelay", policy.maximumDelay, policy.maximumDelay >= policy.initialDelay,
-          "must not be less than the initial delay"
-        ),
-      ]
-      if let broken = policyRules.first(where: { !$0.valid }) {
-        throw ReaderError(
-          .invalidConfiguration, "the reconnect policy's \(broken.name) \(broken.rule)",
-          context: ["field": "reconnectPolicy.\(broken.name)", "value": broken.value.formattedSeconds])
-      }
-      guard connectTimeout > .zero else {
-        throw ReaderError(
-          .invalidConfiguration, "the connect timeout must be positive",
-          context: ["field": "connectTimeout", "value": connectTimeout.formattedSeconds])
-      }
-      return BluetoothConnectionConfiguration(
-        delegate: delegate, locationId: locationId, autoReconnectOnUnexpectedDisconnect: autoReconnect,
-        reconnectPolicy: policy, connectTimeout: connectTimeout)
+      let settings = try ConnectionSettings(
+        locationId: locationId, autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout)
+      return BluetoothConnectionConfiguration(delegate: delegate, settings: settings)
     }
   }
 }
+
+/// `BluetoothConnectionConfiguration.Builder` under the name Stripe's iOS SDK gives it.
+public typealias BluetoothConnectionConfigurationBuilder = BluetoothConnectionConfiguration.Builder

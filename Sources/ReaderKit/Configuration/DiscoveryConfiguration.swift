@@ -64,3 +64,9 @@ public struct BluetoothProximityDiscoveryConfiguration: DiscoveryConfiguration, 
     }
   }
 }
+
+/// `BluetoothScanDiscoveryConfiguration.Builder` under the name Stripe's iOS SDK gives it.
+public typealias BluetoothScanDiscoveryConfigurationBuilder = BluetoothScanDiscoveryConfiguration.Builder
+
+/// `BluetoothProximityDiscoveryConfiguration.Builder` under the name Stripe's iOS SDK gives it.
+public typealias BluetoothProximityDiscoveryConfigurationBuilder = BluetoothProximityDiscoveryConfiguration.Builder

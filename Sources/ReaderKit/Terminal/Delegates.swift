@@ -1,15 +1,28 @@
-/// Receives the discovered readers of a running discovery, on the terminal's scheduler.
+/// Receives the discovered readers of a running discovery.
+///
+/// Main-actor isolated, as the methods of a view controller are, so a `@MainActor` class adopts it
+/// as it is; a class that is not tied to the main actor declares itself `nonisolated`. Where the
+/// calls run is the terminal's `DelegateExecutor`: on the main actor for live terminals, in order
+/// on the terminal's scheduler for simulations on a `VirtualClock`.
+@MainActor
 public protocol DiscoveryDelegate: AnyObject, Sendable {
   /// The latest complete list of nearby readers, nearest first. Called whenever it changes (see
   /// `DiscoveryTuning` for the coalescing rule); proximity discovery calls it with one reader, twice.
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader])
 }
 
-/// Receives a connected reader's events, on the terminal's scheduler. Every method has an empty
-/// default, so implement only what the app shows.
+/// Receives a connected reader's events. Every method has an empty default, so implement only what
+/// the app shows. Main-actor isolated, like `DiscoveryDelegate`, and called on the terminal's
+/// `DelegateExecutor`.
 ///
 /// Ordering guarantees: `readerDidFailReconnect` is always followed by `reader(_:didDisconnect:)`;
 /// nothing is delivered for a connection after its final `didDisconnect`.
+///
+/// A disconnect for a critically low battery (`criticalBatteryLevel`) or an idle power-down
+/// (`idlePowerDown`) is not followed by automatic reconnection: the reader has switched itself off
+/// and will not answer until a person charges it or switches it on (Stripe's iOS SDK behaves the
+/// same since 4.4.0). `reader(_:didDisconnect:)` reports it at once.
+@MainActor
 public protocol MobileReaderDelegate: AnyObject, Sendable {
   /// The reader disconnected without the app asking (`disconnectReader()` reports through its
   /// completion instead). After a reconnection that failed, this follows `readerDidFailReconnect`.

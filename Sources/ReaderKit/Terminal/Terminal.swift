@@ -25,7 +25,8 @@ public final class Terminal: Sendable {
   let engine: TerminalEngine
   private let jobCounter = Mutex<UInt64>(0)
 
-  /// Creates a terminal over a Bluetooth stack and a scheduler.
+  /// Creates a terminal over a transport that is both the radio and the reader link (the
+  /// simulator, `SimulatedBluetoothCentral`, is), and a scheduler.
   /// - Parameters:
   ///   - central: the Bluetooth transport (simulated or real).
   ///   - scheduler: where everything runs; the central must deliver its events on it.
@@ -34,14 +35,65 @@ public final class Terminal: Sendable {
   ///     `InMemoryReaderStore` in tests and simulations that must leave no trace on disk.
   ///   - tuning: discovery timings.
   ///   - seed: the seed of the terminal's own randomness (reconnect jitter).
-  public init(
-    central: any BluetoothCentral, scheduler: any Scheduler, store: any ReaderStore = Terminal.platformStore(),
-    tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0
+  ///   - delegateExecutor: where delegates and completions run; by default `.scheduler` on a
+  ///     `VirtualClock` (deterministic) and `.mainActor` on any other scheduler.
+  public convenience init(
+    central: some BluetoothCentral & ReaderLink, scheduler: any Scheduler,
+    store: any ReaderStore = Terminal.platformStore(), tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0,
+    delegateExecutor: DelegateExecutor? = nil
   ) {
-    engine = TerminalEngine(scheduler: scheduler, central: central, store: store, tuning: tuning, seed: seed)
-    engine.terminal = self
-    central.setEventHandler { [engine] event in engine.handle(event) }
+    self.init(
+      central: central, readerLink: central, scheduler: scheduler, store: store, tuning: tuning, seed: seed,
+      delegateExecutor: delegateExecutor)
   }
+
+  /// Creates a terminal over a Bluetooth radio, the channel to its readers, and a scheduler; see
+  /// `init(central:scheduler:store:tuning:seed:delegateExecutor:)`.
+  public convenience init(
+    central: any BluetoothCentral, readerLink: any ReaderLink, scheduler: any Scheduler,
+    store: any ReaderStore = Terminal.platformStore(), tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0,
+    delegateExecutor: DelegateExecutor? = nil
+  ) {
+    self.init(
+      central: central, readerLink: readerLink, scheduler: scheduler, store: store,
+      delegateExecutor: delegateExecutor ?? (scheduler is VirtualClock ? .scheduler : .mainActor),
+      machine: TerminalStateMachine(tuning: tuning, seed: seed))
+  }
+
+  init(
+    central: any BluetoothCentral, readerLink: any ReaderLink, scheduler: any Scheduler, store: any ReaderStore,
+    delegateExecutor: DelegateExecutor, machine: TerminalStateMachine
+  ) {
+    engine = TerminalEngine(
+      scheduler: scheduler, central: central, readerLink: readerLink, store: store, executor: delegateExecutor,
+      machine: machine)
+    engine.terminal = self
+    central.setEventHandler { [engine] event in engine.feed(.bluetooth(event)) }
+    readerLink.setLinkEventHandler { [engine] event in engine.feed(.readerLink(event)) }
+  }
+
+  /// The terminal an app shares, as `Terminal.shared` in Stripe's SDK: created on first use, kept for
+  /// the life of the process.
+  ///
+  /// What backs it: simulated readers — discovery configurations with `simulated` set — come from the
+  /// built-in simulator (three readers from `SimulatedFleet`) running on the real clock, as Stripe's
+  /// simulated readers do. Real readers need a platform Bluetooth backend, which ReaderKit does not
+  /// ship yet: discovering or connecting them fails with `bluetoothUnsupported`; create a
+  /// `Terminal(central:readerLink:scheduler:)` over your own backend meanwhile. Delegates and
+  /// completions run on the main actor; the last reader is kept in `Terminal.platformStore()`.
+  public static let shared: Terminal = {
+    let clock = VirtualClock()
+    let world = SimulatedBluetoothCentral(clock: clock, seed: UInt64.random(in: 1...UInt64.max))
+    for reader in SimulatedFleet.readers(count: 3, seed: 1) { world.add(reader) }
+    let terminal = Terminal(
+      central: world, readerLink: world, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
+      machine: TerminalStateMachine(seed: UInt64.random(in: 0...UInt64.max), realReadersSupported: false))
+    sharedDriver.withLock { $0 = RealTimeDriver(clock: clock) }
+    sharedDriver.withLock { $0?.start() }
+    return terminal
+  }()
+
+  private static let sharedDriver = Mutex<RealTimeDriver?>(nil)
 
   /// The persistent store a terminal uses unless given one: `UserDefaultsReaderStore()` (the
   /// app's standard defaults) on Apple platforms, elsewhere a `FileReaderStore` at
@@ -63,7 +115,7 @@ public final class Terminal: Sendable {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
-    return (Terminal(central: world, scheduler: clock, store: store, seed: seed), world)
+    return (Terminal(central: world, scheduler: clock, store: store, seed: seed, delegateExecutor: .scheduler), world)
   }
 
   /// The current connection status.
@@ -109,7 +161,7 @@ public final class Terminal: Sendable {
     _ configuration: any DiscoveryConfiguration, delegate: any DiscoveryDelegate,
     completion: @escaping @Sendable (ReaderError?) -> Void
   ) -> Cancelable {
-    submit(.discover(.init(configuration: configuration, delegate: delegate, completion: completion)))
+    submit(.discover(configuration.method, simulated: configuration.simulated), .discover(delegate, completion))
   }
 
   /// Discovers readers as an asynchronous sequence of lists; the sequence finishes when the discovery
@@ -126,21 +178,39 @@ public final class Terminal: Sendable {
 
   // MARK: Connection
 
+  /// Connects to a discovered reader at the configuration's location; see
+  /// `connectReader(_:connectionConfig:completion:)` with a `Result`. This form's completion gets the
+  /// reader or the error, as Stripe's does: `{ reader, error in … }`.
+  @discardableResult
+  public func connectReader(
+    _ reader: Reader, connectionConfig: BluetoothConnectionConfiguration,
+    completion: @escaping @Sendable (Reader?, (any Error)?) -> Void
+  ) -> Cancelable {
+    connectReader(reader, connectionConfig: connectionConfig) { (result: Result<Reader, ReaderError>) in
+      switch result {
+      case .success(let reader): completion(reader, nil)
+      case .failure(let error): completion(nil, error)
+      }
+    }
+  }
+
   /// Connects to a discovered reader at the configuration's location.
   ///
   /// The status moves `connecting → connected`; on success the reader carries `locationId` and is
   /// saved for reconnect at launch. A running discovery ends first (its completion reports success).
   /// A reader discovered earlier but not heard within the staleness window (the discovery ended a
   /// while ago) is listened for first — the status is `connecting` meanwhile — and connected once
-  /// heard; if it stays silent for the window the connect fails with `readerNotFound`.
+  /// heard; if it stays silent for the window the connect fails with `readerNotFound`. The reader is
+  /// saved before the completion runs (`didSaveReader` comes first).
   /// Fails with `alreadyConnected`, `readerNotFound` (never discovered, or no longer advertising),
-  /// `bluetoothConnectTimedOut`, `connectionFailed`, `bluetoothDisabled` or `canceled`.
+  /// `bluetoothConnectTimedOut`, `connectionFailed`, `bluetoothDisabled`, `bluetoothUnsupported` (a
+  /// real reader on `Terminal.shared`) or `canceled`.
   @discardableResult
   public func connectReader(
     _ reader: Reader, connectionConfig: BluetoothConnectionConfiguration,
     completion: @escaping @Sendable (Result<Reader, ReaderError>) -> Void
   ) -> Cancelable {
-    submit(.connect(.init(reader: reader, configuration: connectionConfig, completion: completion)))
+    submit(.connect(reader, connectionConfig.settings), .connect(connectionConfig.delegate, completion))
   }
 
   /// Connects to a discovered reader; see `connectReader(_:connectionConfig:completion:)`.
@@ -165,7 +235,7 @@ public final class Terminal: Sendable {
   /// seconds is let go of all the same, and the disconnect succeeds.
   @discardableResult
   public func disconnectReader(completion: @escaping @Sendable (ReaderError?) -> Void) -> Cancelable {
-    submit(.disconnect(completion))
+    submit(.disconnect, .command(completion))
   }
 
   /// Disconnects the connected reader; see `disconnectReader(completion:)`. Cancelling the task
@@ -186,7 +256,7 @@ public final class Terminal: Sendable {
   /// `Cancelable` withdraws the reboot while it waits its turn; once sent, it cannot be taken back.
   @discardableResult
   public func rebootReader(completion: @escaping @Sendable (ReaderError?) -> Void) -> Cancelable {
-    submit(.reboot(completion))
+    submit(.reboot, .command(completion))
   }
 
   /// Reboots the connected reader; see `rebootReader(completion:)`. Cancelling the task withdraws
@@ -214,13 +284,8 @@ public final class Terminal: Sendable {
     delegate: any MobileReaderDelegate, autoReconnectOnUnexpectedDisconnect: Bool = true,
     timeout: Duration = .seconds(30), completion: @escaping @Sendable (Result<Reader?, ReaderError>) -> Void
   ) -> Cancelable {
-    let job = TerminalEngine.LaunchJob(
-      configuration: nil,
-      makeConfiguration: { saved throws(ReaderError) in
-        try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: saved.locationId)
-          .setAutoReconnectOnUnexpectedDisconnect(autoReconnectOnUnexpectedDisconnect).build()
-      }, timeout: timeout, saved: nil, completion: completion)
-    return submit(.launch(job))
+    submit(
+      .launch(timeout: timeout, autoReconnect: autoReconnectOnUnexpectedDisconnect), .launch(delegate, completion))
   }
 
   /// Reconnects to the saved reader; see `reconnectToSavedReader(delegate:…completion:)`.
@@ -243,14 +308,14 @@ public final class Terminal: Sendable {
 
   // MARK: Plumbing
 
-  private func submit(_ job: TerminalEngine.Job) -> Cancelable {
+  private func submit(_ command: TerminalStateMachine.Command, _ callbacks: TerminalEngine.Callbacks) -> Cancelable {
     let id = jobCounter.withLock { value -> UInt64 in
       defer { value += 1 }
       return value
     }
     let engine = self.engine
-    let handle = Cancelable { engine.scheduler.execute { engine.cancel(id) } }
-    engine.scheduler.execute { engine.submit(id, job, cancelable: handle) }
+    let handle = Cancelable { engine.scheduler.execute { engine.feed(.cancel(id)) } }
+    engine.scheduler.execute { engine.submit(id, command, callbacks, cancelable: handle) }
     return handle
   }
 
@@ -291,7 +356,7 @@ private final class CancelableSlot: Sendable {
 }
 
 /// Feeds discovery updates into an `AsyncThrowingStream`.
-private final class StreamDiscoveryDelegate: DiscoveryDelegate {
+private nonisolated final class StreamDiscoveryDelegate: DiscoveryDelegate {
   let continuation: AsyncThrowingStream<[Reader], any Error>.Continuation
   init(continuation: AsyncThrowingStream<[Reader], any Error>.Continuation) { self.continuation = continuation }
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { continuation.yield(readers) }

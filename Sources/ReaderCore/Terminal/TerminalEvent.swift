@@ -5,6 +5,12 @@ public struct TerminalEvent: Sendable, Hashable {
   /// What happened.
   public var kind: Kind
 
+  /// Creates an event.
+  public init(time: Duration, kind: Kind) {
+    self.time = time
+    self.kind = kind
+  }
+
   /// The events, named after the delegate method or status they mirror.
   public enum Kind: Sendable, Hashable {
     /// `connectionStatus` changed.

@@ -1,11 +1,14 @@
-/// The life of one reader link: connect, lose, reconnect, reboot, disconnect.
+/// The life of the terminal's reader link: locate, connect, lose, reconnect, reboot, disconnect.
 ///
-/// Pure: inputs come in with `now`, actions come out; the driver opens links, arms timers and
-/// calls delegates. Late hardware events (a link-up after the attempt was abandoned, a disconnect
-/// after the app disconnected) are absorbed explicitly.
+/// One machine serves every connection of a terminal, so "a reader is already connected" is decided
+/// here and nowhere else. Pure: inputs come in, actions come out; the driver opens links, arms
+/// timers and calls delegates. Late hardware events (a link-up after the attempt was abandoned, a
+/// disconnect after the app disconnected) are absorbed explicitly.
 package struct ConnectionStateMachine {
   /// The timers the machine asks the driver to keep.
   package enum Timer: Hashable, Sendable {
+    /// How long a connect listens for a reader last heard too long ago.
+    case locate
     /// The first connection's deadline.
     case connect
     /// One reconnection attempt's deadline.
@@ -28,6 +31,10 @@ package struct ConnectionStateMachine {
 
   /// What the driver must do, in order.
   package enum Action: Equatable, Sendable {
+    /// Listen for advertisements (a connect waits to hear its reader).
+    case listen
+    /// Stop listening.
+    case stopListening
     case openLink(serialNumber: String)
     case abandonLink(serialNumber: String)
     case closeLink(serialNumber: String)
@@ -62,6 +69,8 @@ package struct ConnectionStateMachine {
   private enum State {
     /// No reader.
     case idle
+    /// A connect to a reader not heard lately listens for it before opening a link.
+    case locating(Reader, locationId: String)
     /// The first connection is under way.
     case connecting(Reader, locationId: String)
     /// A reader is connected.
@@ -93,18 +102,23 @@ package struct ConnectionStateMachine {
   }
 
   private var state: State = .idle
-  private let policy: ReconnectPolicy
-  private let autoReconnect: Bool
-  private let connectTimeout: Duration
+  /// The settings of the current (or next) connection.
+  private var settings: ConnectionSettings
   /// The jitter source; a value, so the machine stays pure and a seed replays exactly.
   private var random: SeededRandom
+  /// How long the current connect listens for its reader.
+  private var listenWindow = Duration.zero
 
+  private var policy: ReconnectPolicy { settings.policy }
+  private var connectTimeout: Duration { settings.connectTimeout }
+
+  /// A machine whose connections use these settings unless `connect(_:settings:…)` gives others.
   package init(
-    autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = .seconds(15), random: SeededRandom
+    autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = ConnectionSettings.defaultConnectTimeout,
+    random: SeededRandom
   ) {
-    self.autoReconnect = autoReconnect
-    self.policy = policy
-    self.connectTimeout = connectTimeout
+    self.settings = ConnectionSettings(
+      unchecked: "", autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout)
     self.random = random
   }
 
@@ -112,7 +126,7 @@ package struct ConnectionStateMachine {
   package var status: ConnectionStatus {
     switch state {
     case .idle: .notConnected
-    case .connecting: .connecting
+    case .locating, .connecting: .connecting
     case .connected, .disconnecting, .rebootRequested, .rebootAccepted: .connected
     case .reconnecting: .reconnecting
     }
@@ -124,8 +138,20 @@ package struct ConnectionStateMachine {
     case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader),
       .rebootAccepted(let reader):
       reader
-    case .idle, .connecting, .reconnecting: nil
+    case .idle, .locating, .connecting, .reconnecting: nil
     }
+  }
+
+  /// Whether a connect is listening for its reader.
+  package var isListening: Bool {
+    if case .locating = state { return true }
+    return false
+  }
+
+  /// The serial number of the reader a connect listens for.
+  package var listeningFor: String? {
+    if case .locating(let reader, _) = state { return reader.serialNumber }
+    return nil
   }
 
   /// Whether a reconnection is in progress.
@@ -136,17 +162,62 @@ package struct ConnectionStateMachine {
 
   // MARK: Commands
 
-  /// Starts connecting to `reader`; fails without side effects if a reader is connected or connecting.
+  /// Whether the machine has no reader at all (not even one being connected).
+  package var isIdle: Bool {
+    if case .idle = state { return true }
+    return false
+  }
+
+  /// Why a connect would be refused now (a reader is connected, or being connected), or nil.
+  package var connectRefusal: ReaderError? {
+    guard !isIdle else { return nil }
+    return ReaderError(
+      .alreadyConnected, "a reader is already connected; disconnect it first",
+      context: ["serialNumber": busyReader?.serialNumber ?? "", "status": status.rawValue])
+  }
+
+  /// Starts connecting to a reader heard just now, with the machine's settings at `locationId`.
   package mutating func connect(_ reader: Reader, locationId: String) -> Result<[Action], ReaderError> {
-    guard case .idle = state else {
-      let serial = busyReader?.serialNumber ?? ""
+    var settings = self.settings
+    settings.locationId = locationId
+    return connect(reader, settings: settings, heard: .fresh, radioOn: true, listenFor: .zero, random: random)
+  }
+
+  /// Starts connecting to `reader` with `settings`; fails without side effects if a reader is
+  /// connected or connecting, or if `reader` was never heard (`readerNotFound`). A reader heard, but
+  /// not lately (`heard == .stale`), is listened for during `listenFor` before a link is opened (with
+  /// the radio off there is nothing to listen with, and the link attempt reports the radio).
+  /// `random` reseeds the reconnection jitter of this connection.
+  package mutating func connect(
+    _ reader: Reader, settings: ConnectionSettings, heard: DiscoveryStateMachine.Freshness, radioOn: Bool,
+    listenFor: Duration, random: SeededRandom
+  ) -> Result<[Action], ReaderError> {
+    if let connectRefusal { return .failure(connectRefusal) }
+    guard heard != .never else {
       return .failure(
         ReaderError(
-          .alreadyConnected, "a reader is already connected; disconnect it first",
-          context: ["serialNumber": serial, "status": status.rawValue]))
+          .readerNotFound, "the reader was never discovered; discover it first",
+          context: ["serialNumber": reader.serialNumber]))
     }
+    self.settings = settings
+    self.random = random
+    if heard == .stale && radioOn {
+      listenWindow = listenFor
+      state = .locating(reader, locationId: settings.locationId)
+      return .success([.listen, .arm(.locate, after: listenFor)])
+    }
+    return .success(openFirstLink(reader, locationId: settings.locationId))
+  }
+
+  /// A reader advertised; a connect listening for it opens its link now.
+  package mutating func heard(serialNumber: String) -> [Action] {
+    guard case .locating(let reader, let locationId) = state, reader.serialNumber == serialNumber else { return [] }
+    return [.disarm(.locate), .stopListening] + openFirstLink(reader, locationId: locationId)
+  }
+
+  private mutating func openFirstLink(_ reader: Reader, locationId: String) -> [Action] {
     state = .connecting(reader, locationId: locationId)
-    return .success([.openLink(serialNumber: reader.serialNumber), .arm(.connect, after: connectTimeout)])
+    return [.openLink(serialNumber: reader.serialNumber), .arm(.connect, after: connectTimeout)]
   }
 
   /// Starts the app's disconnect.
@@ -167,14 +238,21 @@ package struct ConnectionStateMachine {
     return .success([.sendReboot(serialNumber: reader.serialNumber), .arm(.rebootReply, after: Self.replyTimeout)])
   }
 
-  /// Abandons the first connection while it is under way; nil when none is.
-  package mutating func cancelConnect() -> [Action]? {
-    guard case .connecting(let reader, _) = state else { return nil }
-    state = .idle
-    return [
-      .disarm(.connect), .abandonLink(serialNumber: reader.serialNumber),
-      .connectFailed(ReaderError.canceled("connectReader")),
-    ]
+  /// Abandons the first connection (listening or linking) while it is under way; nil when none is.
+  package mutating func cancelConnect(_ operation: String = "connectReader") -> [Action]? {
+    switch state {
+    case .locating:
+      state = .idle
+      return [.disarm(.locate), .stopListening, .connectFailed(ReaderError.canceled(operation))]
+    case .connecting(let reader, _):
+      state = .idle
+      return [
+        .disarm(.connect), .abandonLink(serialNumber: reader.serialNumber),
+        .connectFailed(ReaderError.canceled(operation)),
+      ]
+    default:
+      return nil
+    }
   }
 
   /// Cancels a running reconnection: it fails with `canceled`, then the reader is disconnected.
@@ -274,7 +352,7 @@ package struct ConnectionStateMachine {
     case .disconnecting: state = .disconnecting(reader)
     case .rebootRequested: state = .rebootRequested(reader)
     case .rebootAccepted: state = .rebootAccepted(reader)
-    case .idle, .connecting, .reconnecting: return []
+    case .idle, .locating, .connecting, .reconnecting: return []
     }
     var actions: [Action] = [.readerUpdated(reader)]
     if Self.crossesWarning(from: previous, to: level) { actions.append(.lowBatteryWarning(reader)) }
@@ -293,7 +371,7 @@ package struct ConnectionStateMachine {
   private var busyReader: Reader? {
     switch state {
     case .idle: nil
-    case .connecting(let reader, _): reader
+    case .locating(let reader, _), .connecting(let reader, _): reader
     case .reconnecting(let reconnection): reconnection.reader
     case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader), .rebootAccepted(let reader):
       reader
@@ -301,6 +379,16 @@ package struct ConnectionStateMachine {
   }
 
   package mutating func radio(isPoweredOn: Bool) -> [Action] {
+    if case .locating(let reader, _) = state, !isPoweredOn {
+      state = .idle
+      return [
+        .disarm(.locate), .stopListening,
+        .connectFailed(
+          ReaderError(
+            .bluetoothDisabled, "Bluetooth was turned off before the reader was heard",
+            context: ["serialNumber": reader.serialNumber])),
+      ]
+    }
     guard case .reconnecting(var reconnection) = state else { return [] }
     switch (isPoweredOn, reconnection.phase) {
     case (false, .attempting):
@@ -322,6 +410,15 @@ package struct ConnectionStateMachine {
 
   package mutating func timerFired(_ timer: Timer) -> [Action] {
     switch (timer, state) {
+    case (.locate, .locating(let reader, _)):
+      state = .idle
+      return [
+        .stopListening,
+        .connectFailed(
+          ReaderError(
+            .readerNotFound, "the reader is no longer advertising; discover it again",
+            context: ["serialNumber": reader.serialNumber, "listened": listenWindow.formattedSeconds])),
+      ]
     case (.connect, .connecting(let reader, _)):
       state = .idle
       return [
@@ -368,7 +465,7 @@ package struct ConnectionStateMachine {
   // MARK: Helpers
 
   private mutating func lost(_ reader: Reader, reason: DisconnectReason, isRadioOn: Bool) -> [Action] {
-    guard autoReconnect, Self.reconnects(after: reason) else {
+    guard settings.autoReconnect, Self.reconnects(after: reason) else {
       state = .idle
       return [.disconnected(reader, reason: reason)]
     }

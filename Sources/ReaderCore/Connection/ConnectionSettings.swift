@@ -1,0 +1,60 @@
+/// The pure part of a connection configuration: what the connection state machine needs to know.
+package struct ConnectionSettings: Equatable, Sendable {
+  /// The location the reader is connected to; never blank.
+  package var locationId: String
+  /// Whether an unexpected disconnect starts automatic reconnection.
+  package var autoReconnect: Bool
+  /// The reconnection schedule.
+  package var policy: ReconnectPolicy
+  /// How long the first connection may take.
+  package var connectTimeout: Duration
+
+  /// The default first-connection timeout.
+  package static let defaultConnectTimeout = Duration.seconds(15)
+
+  /// Validated settings.
+  /// - Throws: `invalidConfiguration` with `field` `locationId` (empty or blank),
+  ///   `reconnectPolicy.deadline` or `reconnectPolicy.attemptTimeout` (not positive),
+  ///   `reconnectPolicy.initialDelay` (negative), `reconnectPolicy.maximumDelay` (below the initial
+  ///   delay) or `connectTimeout` (not positive); `value` is the rejected duration.
+  package init(
+    locationId: String, autoReconnect: Bool = true, policy: ReconnectPolicy = .default,
+    connectTimeout: Duration = defaultConnectTimeout
+  ) throws(ReaderError) {
+    guard !locationId.allSatisfy(\.isWhitespace) else {
+      throw ReaderError(
+        .invalidConfiguration, "a location id is required to connect a reader", context: ["field": "locationId"])
+    }
+    let policyRules: [(name: String, value: Duration, valid: Bool, rule: String)] = [
+      ("deadline", policy.deadline, policy.deadline > .zero, "must be positive"),
+      ("attemptTimeout", policy.attemptTimeout, policy.attemptTimeout > .zero, "must be positive"),
+      ("initialDelay", policy.initialDelay, policy.initialDelay >= .zero, "must not be negative"),
+      (
+        "maximumDelay", policy.maximumDelay, policy.maximumDelay >= policy.initialDelay,
+        "must not be less than the initial delay"
+      ),
+    ]
+    if let broken = policyRules.first(where: { !$0.valid }) {
+      throw ReaderError(
+        .invalidConfiguration, "the reconnect policy's \(broken.name) \(broken.rule)",
+        context: ["field": "reconnectPolicy.\(broken.name)", "value": broken.value.formattedSeconds])
+    }
+    guard connectTimeout > .zero else {
+      throw ReaderError(
+        .invalidConfiguration, "the connect timeout must be positive",
+        context: ["field": "connectTimeout", "value": connectTimeout.formattedSeconds])
+    }
+    self.locationId = locationId
+    self.autoReconnect = autoReconnect
+    self.policy = policy
+    self.connectTimeout = connectTimeout
+  }
+
+  /// Settings taken as given, for machines built directly in tests.
+  package init(unchecked locationId: String, autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration) {
+    self.locationId = locationId
+    self.autoReconnect = autoReconnect
+    self.policy = policy
+    self.connectTimeout = connectTimeout
+  }
+}

@@ -1,0 +1,259 @@
+/// The terminal's knowledge of nearby readers, and the discoveries (scan or proximity) that report them.
+///
+/// One machine lives as long as the terminal. It records every advertisement the host hears — while a
+/// discovery runs, and while a connect listens for a reader — so it alone knows whether a reader was
+/// heard and how long ago (`freshness(of:now:)`). A discovery run reports the readers heard since it
+/// started. Reporting rule (scan): every `updateInterval` the readers heard within `stalenessWindow`
+/// are sorted by signal strength (strongest first, ties by serial number) and reported only if the
+/// list differs from the last report in membership, order or details; a change in signal strength
+/// alone that keeps the order is not reported. So a burst of advertisements yields at most one
+/// update per interval, and an advertisement costs one dictionary update: nothing is sorted, copied
+/// or reported until the next tick.
+package struct DiscoveryStateMachine {
+  package enum Timer: Hashable, Sendable {
+    case tick
+    case timeout
+    case proximityDetails
+  }
+
+  package enum Action: Equatable, Sendable {
+    case startScan
+    case stopScan
+    case arm(Timer, after: Duration)
+    case disarm(Timer)
+    case report([Reader])
+    case flashLEDs(serialNumber: String)
+    /// The discovery ended: `nil` is success.
+    case finish(ReaderError?)
+  }
+
+  /// When a reader was last heard, as a connect needs to know it.
+  package enum Freshness: Equatable, Sendable {
+    /// Never heard by this terminal.
+    case never
+    /// Heard within the staleness window: it is advertising now.
+    case fresh
+    /// Heard, but not within the staleness window.
+    case stale
+  }
+
+  private struct Sighting {
+    var advertisement: Advertisement
+    var lastSeen: Duration
+  }
+
+  /// Proximity's progress with the reader it picked.
+  private enum Pick: Equatable {
+    /// No reader picked yet.
+    case searching
+    /// Reported with its serial number only; details are due.
+    case announced(String)
+    /// Reported with its details.
+    case detailed(String)
+
+    var serialNumber: String? {
+      switch self {
+      case .searching: nil
+      case .announced(let serial), .detailed(let serial): serial
+      }
+    }
+  }
+
+  /// One discovery from start to finish.
+  private struct Run {
+    var method: DiscoveryMethod
+    var simulated: Bool
+    var startedAt: Duration
+    var lastReport: [Reader]? = nil
+    var foundAny = false
+    var pick = Pick.searching
+  }
+
+  /// Whether a discovery runs.
+  private enum State {
+    /// No discovery runs; advertisements heard (while a connect listens) are still recorded.
+    case idle
+    /// A discovery runs.
+    case running(Run)
+  }
+
+  private var state = State.idle
+  /// Every reader heard, with its latest advertisement. Kept outside `state` so that recording an
+  /// advertisement updates the table in place: a copy per advertisement would make discovery
+  /// quadratic. It grows with the number of distinct readers ever heard, never with time.
+  private var sightings: [String: Sighting] = [:]
+  package let tuning: DiscoveryTuning
+
+  package init(tuning: DiscoveryTuning = DiscoveryTuning()) {
+    self.tuning = tuning
+  }
+
+  package var isRunning: Bool {
+    if case .running = state { return true }
+    return false
+  }
+
+  /// Whether the running discovery looks for simulated readers (false when none runs).
+  package var simulated: Bool {
+    if case .running(let run) = state { return run.simulated }
+    return false
+  }
+
+  /// The readers of the running discovery's latest report.
+  package var discoveredReaders: [Reader] {
+    if case .running(let run) = state { return run.lastReport ?? [] }
+    return []
+  }
+
+  /// When `serialNumber` was last heard, relative to the staleness window.
+  package func freshness(of serialNumber: String, now: Duration) -> Freshness {
+    guard let sighting = sightings[serialNumber] else { return .never }
+    return isFresh(sighting, now: now) ? .fresh : .stale
+  }
+
+  /// Whether `serialNumber` is advertising now (heard within the staleness window).
+  package func isFresh(_ serialNumber: String, now: Duration) -> Bool {
+    freshness(of: serialNumber, now: now) == .fresh
+  }
+
+  /// Starts a discovery; ignored while one runs. With the radio off it ends at once with
+  /// `bluetoothDisabled`.
+  package mutating func start(_ method: DiscoveryMethod, simulated: Bool, radioOn: Bool, now: Duration) -> [Action] {
+    guard case .idle = state else { return [] }
+    guard radioOn else {
+      return [.finish(ReaderError(.bluetoothDisabled, "Bluetooth is off; turn it on to discover readers"))]
+    }
+    state = .running(Run(method: method, simulated: simulated, startedAt: now))
+    var actions: [Action] = [.startScan, .arm(.tick, after: tuning.updateInterval)]
+    if case .bluetoothScan(let timeout?) = method, timeout > .zero { actions.append(.arm(.timeout, after: timeout)) }
+    return actions
+  }
+
+  /// Records an advertisement: one update of the sightings table, nothing else.
+  package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
+    sightings[advertisement.serialNumber] = Sighting(advertisement: advertisement, lastSeen: now)
+  }
+
+  package mutating func timerFired(_ timer: Timer, now: Duration) -> [Action] {
+    guard case .running(var run) = state else { return [] }
+    state = .idle  // Taken out while it changes, so its collections are not copied.
+    switch timer {
+    case .tick:
+      var actions: [Action]
+      switch run.method {
+      case .bluetoothScan:
+        actions = report(sortedReaders(of: run, now: now), into: &run)
+      case .bluetoothProximity:
+        actions = proximityTick(&run, now: now)
+      }
+      state = .running(run)
+      return actions + [.arm(.tick, after: tuning.updateInterval)]
+    case .proximityDetails:
+      defer { state = .running(run) }
+      guard case .announced(let serial) = run.pick, let sighting = sightings[serial] else { return [] }
+      run.pick = .detailed(serial)
+      // Not through `report(_:into:)`: the second report is promised even when the advertisement
+      // carries no details, which would make it look unchanged once signal strength is ignored.
+      let readers = [reader(from: sighting.advertisement, simulated: run.simulated, detailed: true)]
+      run.lastReport = readers
+      return [.report(readers)]
+    case .timeout:
+      guard case .bluetoothScan(let timeout?) = run.method else {
+        state = .running(run)
+        return []
+      }
+      // A reader first heard since the last tick still counts: report the final list, then end.
+      let finalReport = report(sortedReaders(of: run, now: now), into: &run)
+      let error =
+        run.foundAny
+        ? nil
+        : ReaderError(
+          .bluetoothScanTimedOut, "no reader was found before the scan timed out",
+          context: ["timeout": timeout.formattedSeconds])
+      return finalReport + stop(error)
+    }
+  }
+
+  /// Ends the discovery because it was cancelled (`canceled`), a reader is being connected (`nil`),
+  /// or the radio went off. Nothing when none runs.
+  package mutating func finish(_ error: ReaderError?) -> [Action] {
+    guard case .running = state else { return [] }
+    return stop(error)
+  }
+
+  // MARK: Helpers
+
+  private mutating func stop(_ error: ReaderError?) -> [Action] {
+    state = .idle
+    return [.disarm(.tick), .disarm(.timeout), .disarm(.proximityDetails), .stopScan, .finish(error)]
+  }
+
+  private func isFresh(_ sighting: Sighting, now: Duration) -> Bool {
+    now - sighting.lastSeen < tuning.stalenessWindow
+  }
+
+  /// The sightings a run may report: heard since it started, fresh, and of a model the method finds.
+  private func candidates(of run: Run, now: Duration) -> [Sighting] {
+    let proximity = run.method == .bluetoothProximity
+    return sightings.values.filter {
+      $0.lastSeen >= run.startedAt && isFresh($0, now: now)
+        && (!proximity || $0.advertisement.deviceType.supportsProximityDiscovery)
+    }
+  }
+
+  private func sortedReaders(of run: Run, now: Duration) -> [Reader] {
+    candidates(of: run, now: now)
+      .sorted {
+        $0.advertisement.signalStrength != $1.advertisement.signalStrength
+          ? $0.advertisement.signalStrength > $1.advertisement.signalStrength
+          : $0.advertisement.serialNumber < $1.advertisement.serialNumber
+      }
+      .map { reader(from: $0.advertisement, simulated: run.simulated, detailed: true) }
+  }
+
+  private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
+    var actions: [Action] = []
+    if let serial = run.pick.serialNumber {
+      if let sighting = sightings[serial], isFresh(sighting, now: now) { return [] }  // Sticks with its pick.
+      // The pick went away: pick again now, so the app sees the new nearest reader without a gap.
+      run.pick = .searching
+      actions.append(.disarm(.proximityDetails))
+    }
+    let nearest = candidates(of: run, now: now)
+      .filter { $0.advertisement.signalStrength >= tuning.proximityThreshold }
+      .max {
+        $0.advertisement.signalStrength != $1.advertisement.signalStrength
+          ? $0.advertisement.signalStrength < $1.advertisement.signalStrength
+          : $0.advertisement.serialNumber > $1.advertisement.serialNumber
+      }
+    guard let nearest else { return actions + report([], into: &run) }
+    let serial = nearest.advertisement.serialNumber
+    run.pick = .announced(serial)
+    return actions
+      + report([reader(from: nearest.advertisement, simulated: run.simulated, detailed: false)], into: &run)
+      + [.flashLEDs(serialNumber: serial), .arm(.proximityDetails, after: tuning.proximityDetailDelay)]
+  }
+
+  private func report(_ readers: [Reader], into run: inout Run) -> [Action] {
+    func comparable(_ list: [Reader]) -> [Reader] {
+      list.map {
+        var r = $0; r.signalStrength = nil; return r
+      }
+    }
+    if let last = run.lastReport, comparable(last) == comparable(readers) { return [] }
+    if run.lastReport == nil && readers.isEmpty { return [] }
+    run.lastReport = readers
+    run.foundAny = run.foundAny || !readers.isEmpty
+    return [.report(readers)]
+  }
+
+  private func reader(from advertisement: Advertisement, simulated: Bool, detailed: Bool) -> Reader {
+    var reader = Reader(
+      serialNumber: advertisement.serialNumber, deviceType: advertisement.deviceType, simulated: simulated)
+    if detailed {
+      reader.apply(advertisement.info)
+      reader.signalStrength = advertisement.signalStrength
+    }
+    return reader
+  }
+}

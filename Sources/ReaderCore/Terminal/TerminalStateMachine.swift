@@ -1,0 +1,666 @@
+/// The whole terminal as one pure machine: the command line-up, discovery, the reader link, reconnect
+/// at launch, persistence and the connection status, composed in one place that alone decides the
+/// order of everything.
+///
+/// The driver (`TerminalEngine`) feeds every input — a command, a cancel, a Bluetooth or reader-link
+/// event, a timer, the result of a store read or write — into `handle(_:now:radioOn:)` and performs
+/// the actions that come back, in order; it decides nothing. Rules that span lifecycles live here:
+/// - Commands run one at a time in FIFO order (`CommandQueue`); the next one starts only once the
+///   input being handled is fully processed, so it sees the state the input leaves (a reconnection
+///   that holds the line), never a state half-way through it.
+/// - A connect ends a running discovery (success) and, with no reader connected, goes before the
+///   commands queued behind that discovery; a discovery that starts with a connect waiting behind it
+///   ends at once. While it moves from one to the other the status reads `connecting`, never
+///   `notConnected` in between.
+/// - Automatic reconnection holds the line: queued commands wait until it succeeds or fails.
+/// - An accepted reboot keeps the line until the reader drops the link (or keeps it past the reply
+///   timeout), so a command queued behind it sees the reconnection or the disconnect.
+/// - A successful first connection is saved for reconnect at launch; the connect completes once the
+///   store has answered (`didSaveReader` first).
+/// - The status is derived from the link, a pending connect and the discovery in one place, and
+///   published before any completion or delegate call that may read it.
+package struct TerminalStateMachine {
+  package typealias JobID = UInt64
+
+  /// A command as the machine sees it: values only (completions and delegates stay with the driver).
+  package enum Command: Equatable, Sendable {
+    case discover(DiscoveryMethod, simulated: Bool)
+    case connect(Reader, ConnectionSettings)
+    case disconnect
+    case reboot
+    case launch(timeout: Duration, autoReconnect: Bool)
+
+    /// The API name, for events and errors.
+    package var name: String {
+      switch self {
+      case .discover: "discoverReaders"
+      case .connect: "connectReader"
+      case .disconnect: "disconnectReader"
+      case .reboot: "rebootReader"
+      case .launch: "reconnectToSavedReader"
+      }
+    }
+  }
+
+  /// Every timer the terminal keeps, named after the machine that asked for it.
+  package enum Timer: Hashable, Sendable, CustomStringConvertible {
+    case discovery(DiscoveryStateMachine.Timer)
+    case link(ConnectionStateMachine.Timer)
+    case launchTimeout
+
+    package var description: String {
+      switch self {
+      case .discovery(let timer): "discovery(\(timer))"
+      case .link(let timer): "link(\(timer))"
+      case .launchTimeout: "launchTimeout"
+      }
+    }
+  }
+
+  /// Who hears of an event besides the event stream.
+  package enum Recipient: Equatable, Sendable {
+    /// Only the event stream.
+    case stream
+    /// The discovery delegate of command `JobID`.
+    case discoveryDelegate(JobID)
+    /// The `MobileReaderDelegate` of the current connection.
+    case readerDelegate
+  }
+
+  package enum Input: Sendable {
+    /// The app issued a command.
+    case submit(JobID, Command)
+    /// The app cancelled a command (waiting or running).
+    case cancel(JobID)
+    /// The app cancelled the reconnection that `handle` was given for.
+    case cancelReconnect(handle: UInt64)
+    /// The Bluetooth radio reported something.
+    case bluetooth(BluetoothEvent)
+    /// A reader reported something over its link.
+    case readerLink(ReaderLinkEvent)
+    /// A timer the machine armed fired.
+    case timerFired(Timer)
+    /// The store answered `loadSavedReader`.
+    case savedReaderLoaded(Result<SavedReader?, ReaderError>)
+    /// The store answered `saveReader`.
+    case readerSaved(serialNumber: String, error: ReaderError?)
+  }
+
+  package enum Action: Equatable, Sendable {
+    // The radio.
+    case startScan
+    case stopScan
+    case openLink(serialNumber: String)
+    case abandonLink(serialNumber: String)
+    case closeLink(serialNumber: String)
+    // The reader link.
+    case reboot(serialNumber: String)
+    case flashLEDs(serialNumber: String)
+    // Timers.
+    case arm(Timer, after: Duration)
+    case disarm(Timer)
+    // Persistence; answered by `savedReaderLoaded` and `readerSaved`.
+    case loadSavedReader
+    case saveReader(SavedReader)
+    /// What `connectionStatus` and `connectedReader` read from now on.
+    case status(ConnectionStatus, connectedReader: Reader?)
+    /// Publish an event, and call the matching delegate method of `to`.
+    case report(TerminalEvent.Kind, to: Recipient)
+    /// The `MobileReaderDelegate` of command `JobID` becomes the current connection's.
+    case adoptReaderDelegate(JobID)
+    /// A reconnection started: create the `Cancelable` handed to `didStartReconnect` (cancelling it
+    /// feeds `cancelReconnect(handle:)`).
+    case openReconnectHandle(UInt64)
+    /// The reconnection of `handle` ended.
+    case closeReconnectHandle(UInt64, canceled: Bool)
+    /// Command `JobID` is over: run its completion, then its `Cancelable`'s waiters.
+    case complete(JobID, Result<Reader?, ReaderError>)
+  }
+
+  private var queue = CommandQueue<JobID>()
+  /// The commands not completed yet, waiting or running.
+  private var jobs: [JobID: Command] = [:]
+  private var discovery: DiscoveryStateMachine
+  /// The command the running discovery belongs to (a discovery or a launch).
+  private var discoveryOwner: JobID?
+  private var link: ConnectionStateMachine
+  /// The command waiting for the link's first connection (a connect or a launch).
+  private var linkOwner: JobID?
+  /// The reader the link is for, from the connect until the link is given up.
+  private var linkReader: Reader?
+  /// The running launch.
+  private var launch: (owner: JobID, machine: LaunchReconnectStateMachine)?
+  /// The reconnection in progress, its handle, and whether the app cancelled it.
+  private var reconnection: (handle: UInt64, canceled: Bool)?
+  private var reconnectHandles: UInt64 = 0
+  /// A connected reader whose connect waits for the store to save it.
+  private var saving: (owner: JobID, reader: Reader)?
+  /// A reboot accepted by the reader, which keeps the line until the reader drops the link.
+  private var acceptedReboot: JobID?
+  /// Whether the radio is scanning on the terminal's behalf (a discovery, or a connect listening).
+  private var scanning = false
+  /// A connect is about to start: the status goes straight to `connecting`.
+  private var connectPending = false
+  private var published = (status: ConnectionStatus.notConnected, reader: Reader?.none)
+  /// The seed source of each connection's reconnection jitter.
+  private var random: SeededRandom
+  private let tuning: DiscoveryTuning
+  private let realReadersSupported: Bool
+
+  // Per input: the time, the radio, the actions so far, and what moves the line at the end.
+  private var now = Duration.zero
+  private var radioOn = true
+  private var actions: [Action] = []
+  private var finished: [JobID] = []
+  private var releaseHeld = false
+
+  /// A terminal machine. `realReadersSupported` says whether the host has a Bluetooth backend for
+  /// real (non-simulated) readers; without one, discovering or connecting them fails with
+  /// `bluetoothUnsupported`.
+  package init(tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64, realReadersSupported: Bool = true) {
+    self.tuning = tuning
+    self.discovery = DiscoveryStateMachine(tuning: tuning)
+    self.link = ConnectionStateMachine(autoReconnect: true, policy: .default, random: SeededRandom(seed: seed))
+    self.random = SeededRandom(seed: seed)
+    self.realReadersSupported = realReadersSupported
+  }
+
+  /// The status as last published.
+  package var status: ConnectionStatus { published.status }
+
+  /// Handles one input at `now`; `radioOn` is the host radio's state now.
+  package mutating func handle(_ input: Input, now: Duration, radioOn: Bool) -> [Action] {
+    if case .bluetooth(.advertisement(let advertisement)) = input {
+      // The hot path: one table update, and nothing else unless a connect listens for this reader.
+      discovery.advertisement(advertisement, now: now)
+      guard link.listeningFor == advertisement.serialNumber else { return [] }
+    }
+    self.now = now
+    self.radioOn = radioOn
+    switch input {
+    case .submit(let id, let command): submit(id, command)
+    case .cancel(let id): cancel(id)
+    case .cancelReconnect(let handle): cancelReconnect(handle)
+    case .bluetooth(let event): bluetooth(event)
+    case .readerLink(let event): readerLink(event)
+    case .timerFired(let timer): timerFired(timer)
+    case .savedReaderLoaded(let result):
+      let refusal = link.connectRefusal
+      launchStep { $0.savedReaderLoaded(result, connectRefusal: refusal) }
+    case .readerSaved(let serial, let error): readerSaved(serial, error)
+    }
+    moveTheLine()
+    connectPending = false
+    syncStatus()
+    defer { actions = [] }
+    return actions
+  }
+
+  // MARK: Commands
+
+  private mutating func submit(_ id: JobID, _ command: Command) {
+    jobs[id] = command
+    let start: CommandQueue<JobID>.Start
+    if case .connect(let reader, _) = command, let running = queue.running, case .discover = jobs[running] {
+      // Connecting ends the discovery; a scan without a timeout would otherwise hold the connect
+      // forever. With no reader connected the connect goes before queued commands; with one
+      // connected it keeps its place (a queued disconnect may come first), or fails `alreadyConnected`.
+      start = link.isIdle ? queue.submitFirst(id) : queue.submit(id)
+      endDiscoveryForConnect(to: reader)
+    } else {
+      start = queue.submit(id)
+    }
+    if case .start(let next) = start {
+      begin(next)
+    } else if jobs[id] != nil, queue.running != id {
+      report(.didQueueCommand(command: command.name, position: queue.waitingCount))
+    }
+  }
+
+  private mutating func cancel(_ id: JobID) {
+    switch queue.remove(id) {
+    case .removedWaiting:
+      guard let command = jobs[id] else { return }
+      let error = ReaderError.canceled(command.name)
+      if case .launch = command { report(.didFinishLaunchReconnect(error)) }
+      complete(id, .failure(error))
+    case .running:
+      guard let command = jobs[id] else { return }
+      switch command {
+      case .discover:
+        finishDiscovery(.canceled("discoverReaders"))
+      case .connect, .launch:
+        if linkOwner == id, let steps = link.cancelConnect(command.name) {
+          runLink(steps)
+        } else if launch?.owner == id {
+          launchStep { $0.cancel() }
+        }
+      case .disconnect, .reboot:
+        break  // Already sent to the reader: they run to the end, and the cancel waits for it.
+      }
+    case .unknown:
+      break
+    }
+  }
+
+  private mutating func cancelReconnect(_ handle: UInt64) {
+    guard reconnection?.handle == handle, let steps = link.cancelReconnect() else { return }
+    reconnection?.canceled = true
+    runLink(steps)
+  }
+
+  private mutating func begin(_ id: JobID) {
+    guard let command = jobs[id] else { return }
+    switch command {
+    case .discover(let method, let simulated):
+      startDiscovery(owner: id, method: method, simulated: simulated)
+      // A connect issued while this discovery still waited its turn ends it as it starts.
+      for waiting in queue.waitingIDs {
+        if case .connect(let reader, _) = jobs[waiting] {
+          endDiscoveryForConnect(to: reader)
+          break
+        }
+      }
+    case .connect(let reader, let settings):
+      startConnect(owner: id, reader: reader, settings: settings)
+    case .disconnect:
+      sendToLink(id) { $0.disconnect() }
+    case .reboot:
+      sendToLink(id) { $0.reboot() }
+    case .launch(let timeout, let autoReconnect):
+      launch = (id, LaunchReconnectStateMachine(timeout: timeout, autoReconnect: autoReconnect))
+      launchStep { $0.start() }
+    }
+    syncStatus()
+  }
+
+  /// Runs a short command (disconnect, reboot) on the link; the link only changes when it accepts.
+  private mutating func sendToLink(
+    _ id: JobID, _ command: (inout ConnectionStateMachine) -> Result<[ConnectionStateMachine.Action], ReaderError>
+  ) {
+    switch command(&link) {
+    case .success(let steps): runLink(steps)
+    case .failure(let error): fail(id, error)
+    }
+  }
+
+  /// Ends the running discovery because a connect to `reader` was issued. When that connect is about
+  /// to start (no reader connected, and `reader` was heard) the status goes from discovering straight
+  /// to connecting, and the discovery's completion already reads `connecting`.
+  private mutating func endDiscoveryForConnect(to reader: Reader) {
+    connectPending = link.isIdle && discovery.freshness(of: reader.serialNumber, now: now) != .never
+    finishDiscovery(nil)
+  }
+
+  private mutating func startConnect(owner: JobID, reader: Reader, settings: ConnectionSettings) {
+    connectPending = false
+    guard reader.simulated || realReadersSupported else {
+      return fail(owner, Self.unsupported(serialNumber: reader.serialNumber))
+    }
+    let heard = discovery.freshness(of: reader.serialNumber, now: now)
+    let attempt = link.connect(
+      reader, settings: settings, heard: heard, radioOn: radioOn, listenFor: tuning.stalenessWindow,
+      random: SeededRandom(seed: random.next()))
+    switch attempt {
+    case .success(let steps):
+      linkOwner = owner
+      linkReader = reader
+      emit(.adoptReaderDelegate(owner))
+      runLink(steps)
+    case .failure(let error):
+      fail(owner, error)
+    }
+  }
+
+  private mutating func fail(_ id: JobID, _ error: ReaderError) {
+    guard let command = jobs[id] else { return }
+    syncStatus()  // The completion reads the status the failure leaves, not a pending connect's.
+    if case .launch = command, launch?.owner == id {
+      return launchStep { _ in [.finish(.failure(error))] }
+    }
+    complete(id, .failure(error))
+    finishCommand(id)
+  }
+
+  /// Runs the completion of command `id` (it leaves `jobs`; the line moves separately).
+  private mutating func complete(_ id: JobID, _ result: Result<Reader?, ReaderError>) {
+    jobs[id] = nil
+    emit(.complete(id, result))
+  }
+
+  /// Marks `id` done; the next command starts once the current input is processed.
+  private mutating func finishCommand(_ id: JobID) {
+    finished.append(id)
+  }
+
+  private mutating func moveTheLine() {
+    while true {
+      let start: CommandQueue<JobID>.Start
+      if releaseHeld {
+        releaseHeld = false
+        start = queue.release()
+      } else if !finished.isEmpty {
+        start = queue.finish(finished.removeFirst())
+      } else {
+        return
+      }
+      if case .start(let next) = start { begin(next) }
+    }
+  }
+
+  // MARK: Discovery
+
+  private mutating func startDiscovery(owner: JobID, method: DiscoveryMethod, simulated: Bool) {
+    discoveryOwner = owner
+    if !simulated && !realReadersSupported {
+      return runDiscovery([.finish(Self.unsupported(serialNumber: nil))])
+    }
+    runDiscovery(discovery.start(method, simulated: simulated, radioOn: radioOn, now: now))
+  }
+
+  private mutating func finishDiscovery(_ error: ReaderError?) {
+    guard discoveryOwner != nil else { return }
+    runDiscovery(discovery.finish(error))
+  }
+
+  private mutating func runDiscovery(_ steps: [DiscoveryStateMachine.Action]) {
+    let owner = discoveryOwner
+    for step in steps {
+      // A report can end the discovery (a launch found its reader): what is left of the batch (the
+      // next tick's timer) belongs to a discovery that is over.
+      guard let owner, discoveryOwner == owner else { break }
+      switch step {
+      case .startScan, .stopScan: updateScan()
+      case .arm(let timer, let delay): emit(.arm(.discovery(timer), after: delay))
+      case .disarm(let timer): emit(.disarm(.discovery(timer)))
+      case .flashLEDs(let serial):
+        emit(.flashLEDs(serialNumber: serial))
+        report(.didRequestLEDFlash(serialNumber: serial))
+      case .report(let readers):
+        discoveryReported(readers, owner: owner)
+      case .finish(let error):
+        discoveryOwner = nil
+        updateScan()
+        // The completion may read `connectionStatus`: it must no longer say `discovering`.
+        syncStatus()
+        report(.didFinishDiscovery(error))
+        discoveryFinished(owner: owner, error: error)
+      }
+    }
+    syncStatus()
+  }
+
+  private mutating func discoveryReported(_ readers: [Reader], owner: JobID) {
+    switch jobs[owner] {
+    case .discover:
+      report(.didUpdateDiscoveredReaders(readers), to: .discoveryDelegate(owner))
+    case .launch:
+      report(.didUpdateDiscoveredReaders(readers))
+      launchStep { $0.readersReported(readers) }
+    default:
+      preconditionFailure("a discovery belongs to a discover or launch command")
+    }
+  }
+
+  private mutating func discoveryFinished(owner: JobID, error: ReaderError?) {
+    switch jobs[owner] {
+    case .discover:
+      complete(owner, error.map { .failure($0) } ?? .success(nil))
+      finishCommand(owner)
+    case .launch:
+      launchStep { $0.discoveryEnded(error) }
+    case nil:
+      break  // A launch that already ended.
+    default:
+      preconditionFailure("a discovery belongs to a discover or launch command")
+    }
+  }
+
+  /// Keeps the radio scanning exactly while a discovery runs or a connect listens for its reader.
+  private mutating func updateScan() {
+    let wanted = discovery.isRunning || link.isListening
+    guard wanted != scanning else { return }
+    scanning = wanted
+    emit(wanted ? .startScan : .stopScan)
+  }
+
+  // MARK: Launch
+
+  private mutating func launchStep(
+    _ input: (inout LaunchReconnectStateMachine) -> [LaunchReconnectStateMachine.Action]
+  ) {
+    guard var current = launch else { return }
+    let steps = input(&current.machine)
+    launch = current
+    let owner = current.owner
+    for step in steps {
+      switch step {
+      case .loadSavedReader: emit(.loadSavedReader)
+      case .report(let kind): report(kind)
+      case .startDiscovery(let simulated):
+        startDiscovery(owner: owner, method: .bluetoothScan(timeout: nil), simulated: simulated)
+      case .stopDiscovery(let error): finishDiscovery(error)
+      case .armTimeout(let timeout): emit(.arm(.launchTimeout, after: timeout))
+      case .disarmTimeout: emit(.disarm(.launchTimeout))
+      case .connect(let reader, let settings):
+        connectPending = true
+        finishDiscovery(nil)
+        startConnect(owner: owner, reader: reader, settings: settings)
+      case .finish(let result):
+        launch = nil
+        report(.didFinishLaunchReconnect(result.failure))
+        complete(owner, result)
+        finishCommand(owner)
+      }
+    }
+  }
+
+  // MARK: Link
+
+  private mutating func bluetooth(_ event: BluetoothEvent) {
+    switch event {
+    case .radioStateChanged(let on):
+      if !on { finishDiscovery(ReaderError(.bluetoothDisabled, "Bluetooth was turned off during discovery")) }
+      runLink(link.radio(isPoweredOn: on))
+    case .advertisement(let advertisement):
+      runLink(link.heard(serialNumber: advertisement.serialNumber))
+    case .didConnect(let serial, let info):
+      runLink(link.linkUp(serialNumber: serial, info: info))
+    case .didFailToConnect(let serial, let error):
+      runLink(link.linkFailed(serialNumber: serial, error: error))
+    case .didDisconnect(let serial, let reason):
+      runLink(link.linkDown(serialNumber: serial, reason: reason, isRadioOn: radioOn))
+    }
+  }
+
+  private mutating func readerLink(_ event: ReaderLinkEvent) {
+    switch event {
+    case .batteryDidChange(let serial, let level, let charging):
+      runLink(link.battery(serialNumber: serial, level: level, isCharging: charging))
+    case .rebootResponse(let serial, let error):
+      runLink(link.rebootResponse(serialNumber: serial, error: error))
+    }
+  }
+
+  private mutating func runLink(_ steps: [ConnectionStateMachine.Action]) {
+    for step in steps {
+      switch step {
+      case .listen, .stopListening: updateScan()
+      case .openLink(let serial): emit(.openLink(serialNumber: serial))
+      case .abandonLink(let serial): emit(.abandonLink(serialNumber: serial))
+      case .closeLink(let serial): emit(.closeLink(serialNumber: serial))
+      case .sendReboot(let serial): emit(.reboot(serialNumber: serial))
+      case .arm(let timer, let delay): emit(.arm(.link(timer), after: delay))
+      case .disarm(let timer): emit(.disarm(.link(timer)))
+      case .connected(let reader):
+        syncStatus()
+        report(.didConnect(reader))
+        if let owner = linkOwner {
+          // The connect completes once the store has answered, so a successful connect is on disk.
+          saving = (owner, reader)
+          linkOwner = nil
+        }
+        emit(
+          .saveReader(
+            SavedReader(
+              serialNumber: reader.serialNumber, locationId: reader.locationId ?? "", deviceType: reader.deviceType,
+              simulated: reader.simulated)))
+      case .connectFailed(let error):
+        let owner = linkOwner
+        let serial = linkReader?.serialNumber ?? ""
+        linkOwner = nil
+        linkReader = nil
+        syncStatus()
+        report(.didFailToConnect(serialNumber: serial, error: error))
+        if let owner { connectOwnerFinished(owner, .failure(error)) }
+      case .disconnectCompleted(let reader):
+        completeSavingConnect()
+        linkReader = nil
+        syncStatus()
+        report(.didDisconnect(reader, reason: .disconnectRequested))
+        finishRunning(.disconnect, error: nil)
+      case .rebootAnswered(let error):
+        report(.didRespondToReboot(serialNumber: linkReader?.serialNumber ?? "", error: error))
+        if error == nil, let id = queue.running, jobs[id] == .reboot {
+          complete(id, .success(nil))
+          acceptedReboot = id
+        } else {
+          finishRunning(.reboot, error: error)
+        }
+      case .rebootNotCarriedOut:
+        releaseAcceptedReboot()
+      case .reconnectStarted(let reader, let reason):
+        completeSavingConnect()
+        releaseHeld = false
+        queue.hold()
+        reconnectHandles += 1
+        reconnection = (reconnectHandles, false)
+        emit(.openReconnectHandle(reconnectHandles))
+        syncStatus()
+        report(.didStartReconnect(reader, reason: reason), to: .readerDelegate)
+        releaseAcceptedReboot()
+      case .reconnectSucceeded(let reader):
+        syncStatus()
+        report(.readerDidSucceedReconnect(reader), to: .readerDelegate)
+        if let ended = reconnection { emit(.closeReconnectHandle(ended.handle, canceled: false)) }
+        reconnection = nil
+        releaseHeld = true
+      case .reconnectFailed(let reader, let error):
+        report(.readerDidFailReconnect(reader, error: error), to: .readerDelegate)
+      case .disconnected(let reader, let reason):
+        completeSavingConnect()
+        linkReader = nil
+        syncStatus()
+        report(.didDisconnect(reader, reason: reason), to: .readerDelegate)
+        if let ended = reconnection {
+          emit(.closeReconnectHandle(ended.handle, canceled: ended.canceled))
+          reconnection = nil
+          releaseHeld = true
+        }
+        // A reboot that never got its answer must still complete.
+        finishRunning(.reboot, error: notConnected())
+        releaseAcceptedReboot()
+      case .lowBatteryWarning(let reader):
+        report(.readerDidReportLowBatteryWarning(reader), to: .readerDelegate)
+      case .readerUpdated(let reader):
+        syncStatus()
+        report(.didReportBatteryLevel(reader), to: .readerDelegate)
+      }
+    }
+    syncStatus()
+  }
+
+  private mutating func readerSaved(_ serial: String, _ error: ReaderError?) {
+    // The connection stands either way; only reconnect at launch is affected. Say so on the stream.
+    report(.didSaveReader(serialNumber: serial, error: error))
+    if saving?.reader.serialNumber == serial { completeSavingConnect() }
+  }
+
+  /// Completes the connect that waits for its reader to be saved; it did connect, whatever happens
+  /// to the link since.
+  private mutating func completeSavingConnect() {
+    guard let (owner, reader) = saving else { return }
+    saving = nil
+    connectOwnerFinished(owner, .success(reader))
+  }
+
+  private mutating func connectOwnerFinished(_ owner: JobID, _ result: Result<Reader, ReaderError>) {
+    switch jobs[owner] {
+    case .connect:
+      complete(owner, result.map { $0 })
+      finishCommand(owner)
+    case .launch:
+      launchStep { $0.connectFinished(result) }
+    case nil:
+      break
+    default:
+      preconditionFailure("a connection belongs to a connect or launch command")
+    }
+  }
+
+  /// Completes the running command if it is `command` (a disconnect or a reboot).
+  private mutating func finishRunning(_ command: Command, error: ReaderError?) {
+    guard let id = queue.running, jobs[id] == command else { return }
+    complete(id, error.map { .failure($0) } ?? .success(nil))
+    finishCommand(id)
+  }
+
+  private mutating func releaseAcceptedReboot() {
+    guard let id = acceptedReboot else { return }
+    acceptedReboot = nil
+    finishCommand(id)
+  }
+
+  // MARK: Timers
+
+  private mutating func timerFired(_ timer: Timer) {
+    switch timer {
+    case .discovery(let timer):
+      runDiscovery(discovery.timerFired(timer, now: now))
+    case .link(let timer):
+      runLink(link.timerFired(timer))
+    case .launchTimeout:
+      launchStep { $0.timedOut() }
+    }
+  }
+
+  // MARK: Reporting
+
+  private mutating func emit(_ action: Action) {
+    actions.append(action)
+  }
+
+  private mutating func report(_ kind: TerminalEvent.Kind, to recipient: Recipient = .stream) {
+    emit(.report(kind, to: recipient))
+  }
+
+  /// Publishes the status (and connected reader) if it changed.
+  private mutating func syncStatus() {
+    let linkStatus = link.status == .notConnected && connectPending ? .connecting : link.status
+    let status: ConnectionStatus = linkStatus == .notConnected && discoveryOwner != nil ? .discovering : linkStatus
+    let reader = link.connectedReader
+    guard status != published.status || reader != published.reader else { return }
+    let changed = status != published.status
+    published = (status, reader)
+    emit(.status(status, connectedReader: reader))
+    if changed { report(.didChangeConnectionStatus(status)) }
+  }
+
+  private func notConnected() -> ReaderError {
+    ReaderError(.notConnected, "no reader is connected", context: ["status": published.status.rawValue])
+  }
+
+  private static func unsupported(serialNumber: String?) -> ReaderError {
+    ReaderError(
+      .bluetoothUnsupported,
+      "this terminal has no Bluetooth backend for real readers; discover simulated readers (simulated: true)",
+      context: serialNumber.map { ["serialNumber": $0] } ?? [:])
+  }
+}
+
+extension Result {
+  fileprivate var failure: Failure? {
+    if case .failure(let error) = self { return error }
+    return nil
+  }
+}

@@ -1,0 +1,26 @@
+/// Something a reader reports over its link, always on the terminal's scheduler.
+public enum ReaderLinkEvent: Sendable, Hashable {
+  /// A connected reader reported new battery readings.
+  case batteryDidChange(serialNumber: String, level: Double, isCharging: Bool)
+  /// A connected reader answered a reboot request; `nil` means it accepted.
+  case rebootResponse(serialNumber: String, error: ReaderError?)
+}
+
+/// Commands to one reader, as the terminal needs them: the channel to a reader, next to the radio
+/// (`BluetoothCentral`) that finds readers and opens links to them.
+///
+/// Commands go to the reader with the given serial number: a connected reader for `reboot`, a
+/// connected or advertising one for `flashLEDs` (proximity discovery flashes the reader it picked).
+/// Implementations deliver every `ReaderLinkEvent` on the terminal's `Scheduler`, one at a time and
+/// never re-entrantly from inside a command; commands are fire-and-forget and their results arrive
+/// as events. `SimulatedBluetoothCentral` implements both protocols; a real backend maps these
+/// commands to the reader's GATT service.
+public protocol ReaderLink: AnyObject, Sendable {
+  /// Installs the receiver of events. Called once, before any command.
+  func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void)
+  /// Asks the reader to flash its LEDs so a person can pick it out.
+  func flashLEDs(serialNumber: String)
+  /// Asks a connected reader to reboot; answered by `rebootResponse`, then (if accepted) the radio's
+  /// `didDisconnect(reason: .rebootRequested)`.
+  func reboot(serialNumber: String)
+}
