@@ -2,7 +2,7 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -29,6 +29,10 @@ let package = Package(
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator"], swiftSettings: strict),
+    // The Stripe-style samples again, in Swift 5 language mode, where many apps still are.
+    .testTarget(
+      name: "ReaderKitSwift5Tests", dependencies: ["ReaderKit", "ReaderSimulator"],
+      swiftSettings: strict + [.swiftLanguageMode(.v5)]),
     .testTarget(
       name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore"], exclude: ["Oracle"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),

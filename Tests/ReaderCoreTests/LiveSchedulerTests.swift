@@ -1,0 +1,115 @@
+import Dispatch
+import Synchronization
+import Testing
+
+@testable import ReaderCore
+
+/// Collects the order work ran in and resumes a waiter once `expected` items have run.
+private final class RunLog: Sendable {
+  private let state = Mutex<(order: [Int], waiter: CheckedContinuation<[Int], Never>?)>(([], nil))
+  let expected: Int
+
+  init(expected: Int) { self.expected = expected }
+
+  func ran(_ item: Int) {
+    let done = state.withLock { state -> (CheckedContinuation<[Int], Never>, [Int])? in
+      state.order.append(item)
+      guard state.order.count == expected, let waiter = state.waiter else { return nil }
+      state.waiter = nil
+      return (waiter, state.order)
+    }
+    if let (waiter, order) = done { waiter.resume(returning: order) }
+  }
+
+  func wait() async -> [Int] {
+    await withCheckedContinuation { continuation in
+      let order = state.withLock { state -> [Int]? in
+        if state.order.count == expected { return state.order }
+        state.waiter = continuation
+        return nil
+      }
+      if let order { continuation.resume(returning: order) }
+    }
+  }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct LiveSchedulerTests {
+  @Test func workDueAtTheSameInstantRunsInSubmissionOrder() async {
+    // The live scheduler measures with a virtual clock here, so every item is due at exactly the
+    // same instant and all their waits end together; whichever wait ends first must run them all
+    // in the order they were submitted.
+    let time = VirtualClock()
+    let scheduler = LiveScheduler(clock: time)
+    let log = RunLog(expected: 400)
+    for item in 0..<400 {
+      if item.isMultiple(of: 4) {
+        scheduler.schedule(after: .seconds(2)) { log.ran(item) }
+      } else {
+        scheduler.schedule(after: .seconds(1)) { log.ran(item) }
+      }
+    }
+    for _ in 0..<50 { await Task.yield() }
+    time.advance(by: .seconds(3))
+    let order = await log.wait()
+    let early = (0..<400).filter { !$0.isMultiple(of: 4) }
+    let late = (0..<400).filter { $0.isMultiple(of: 4) }
+    #expect(order == early + late)
+  }
+
+  @Test func cancelledWorkDoesNotRun() async {
+    let time = VirtualClock()
+    let scheduler = LiveScheduler(clock: time)
+    let log = RunLog(expected: 2)
+    scheduler.schedule(after: .seconds(1)) { log.ran(0) }
+    let dropped = scheduler.schedule(after: .seconds(1)) { log.ran(1) }
+    scheduler.schedule(after: .seconds(1)) { log.ran(2) }
+    scheduler.cancel(dropped)
+    time.advance(by: .seconds(1))
+    #expect(await log.wait() == [0, 2])
+  }
+
+  @Test func isCurrentHoldsInsideItsWorkOnly() async {
+    let scheduler = LiveScheduler()
+    let other = LiveScheduler()
+    #expect(!scheduler.isCurrent)
+    let seen = await withCheckedContinuation { (continuation: CheckedContinuation<(Bool, Bool), Never>) in
+      scheduler.execute { continuation.resume(returning: (scheduler.isCurrent, other.isCurrent)) }
+    }
+    #expect(seen == (true, false))
+  }
+}
+
+@Suite struct SchedulerConfinementTests {
+  @Test func aVirtualClockIsCurrentOnlyWhileItRunsWork() {
+    let clock = VirtualClock()
+    let inside = Mutex<[Bool]>([])
+    clock.execute { inside.withLock { $0.append(clock.isCurrent) } }
+    #expect(!clock.isCurrent)
+    clock.runUntilIdle()
+    #expect(inside.withLock { $0 } == [true])
+    #expect(!clock.isCurrent)
+  }
+
+  @Test func aVirtualClockDeliversBlockingWorkAtTheSameInstantAfterWorkAlreadyDue() {
+    let clock = VirtualClock()
+    let order = Mutex<[String]>([])
+    clock.schedule(after: .seconds(1)) {
+      clock.execute { order.withLock { $0.append("due first") } }
+      clock.performBlocking({ "blocking result" }) { result in
+        order.withLock { $0.append("\(result) at \(clock.elapsed)") }
+      }
+    }
+    clock.advance(by: .seconds(1))
+    #expect(order.withLock { $0 } == ["due first", "blocking result at 1.0 seconds"])
+  }
+
+  @Test func aLiveSchedulerRunsBlockingWorkOffItsQueueAndDeliversOnIt() async {
+    let scheduler = LiveScheduler()
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<(Bool, Bool), Never>) in
+      scheduler.performBlocking({ scheduler.isCurrent }) { workWasOnQueue in
+        continuation.resume(returning: (workWasOnQueue, scheduler.isCurrent))
+      }
+    }
+    #expect(result == (false, true))
+  }
+}

@@ -1,0 +1,430 @@
+import Testing
+
+@testable import ReaderCore
+
+private typealias Action = TerminalStateMachine.Action
+private typealias Command = TerminalStateMachine.Command
+
+private let serial = "STRM2-0001"
+private let location = "tml_123"
+private let settings = ConnectionSettings(
+  unchecked: location, autoReconnect: true, policy: ReconnectPolicy(jitter: 0), connectTimeout: .seconds(15))
+private let heardReader = Reader(serialNumber: serial, deviceType: .stripeM2, simulated: true)
+private let info = ReaderInfo(deviceSoftwareVersion: "2.3.1", batteryLevel: 0.8, isCharging: false)
+private let scanForever = Command.discover(.bluetoothScan(timeout: nil), simulated: true)
+
+private func advertisement(_ serialNumber: String = serial, rssi: Int = -40) -> Advertisement {
+  Advertisement(serialNumber: serialNumber, deviceType: .stripeM2, signalStrength: rssi, info: info)
+}
+
+/// A terminal machine with its clock and radio, fed one input at a time.
+private struct Harness {
+  var machine = TerminalStateMachine(seed: 1)
+  var now = Duration.zero
+  var radioOn = true
+
+  init(realReadersSupported: Bool = true) {
+    machine = TerminalStateMachine(seed: 1, realReadersSupported: realReadersSupported)
+  }
+
+  @discardableResult
+  mutating func feed(_ input: TerminalStateMachine.Input) -> [Action] {
+    machine.handle(input, now: now, radioOn: radioOn)
+  }
+
+  /// Hears the reader, then connects it (link up and saved): job 1 is the connect.
+  mutating func connected() -> Reader {
+    feed(.bluetooth(.advertisement(advertisement())))
+    feed(.submit(1, .connect(heardReader, settings)))
+    feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let actions = feed(.readerSaved(serialNumber: serial, error: nil))
+    guard let reader = completions(actions)[1].flatMap({ try? $0.get() }) else {
+      preconditionFailure("test setup: the connect did not complete: \(actions)")
+    }
+    return reader
+  }
+}
+
+private func reports(_ actions: [Action]) -> [TerminalEvent.Kind] {
+  actions.compactMap { if case .report(let kind, _) = $0 { kind } else { nil } }
+}
+
+private func statuses(_ actions: [Action]) -> [ConnectionStatus] {
+  actions.compactMap { if case .status(let status, _) = $0 { status } else { nil } }
+}
+
+private func completions(_ actions: [Action]) -> [TerminalStateMachine.JobID: Result<Reader?, ReaderError>] {
+  var found: [TerminalStateMachine.JobID: Result<Reader?, ReaderError>] = [:]
+  for case .complete(let id, let result) in actions { found[id] = result }
+  return found
+}
+
+private func index(of action: Action, in actions: [Action], sourceLocation: SourceLocation = #_sourceLocation) -> Int {
+  guard let index = actions.firstIndex(of: action) else {
+    Issue.record("\(action) missing from \(actions)", sourceLocation: sourceLocation)
+    return -1
+  }
+  return index
+}
+
+private func errorCode(_ result: Result<Reader?, ReaderError>?) -> ReaderError.Code? {
+  if case .failure(let error) = result { return error.code }
+  return nil
+}
+
+@Suite struct TerminalStateMachineCommandTests {
+  @Test func aCommandIssuedWhileAnotherRunsWaitsItsTurn() {
+    var h = Harness()
+    let discovery = h.feed(.submit(1, scanForever))
+    #expect(discovery.contains(.startScan))
+    #expect(statuses(discovery) == [.discovering])
+    let reboot = h.feed(.submit(2, .reboot))
+    #expect(reports(reboot) == [.didQueueCommand(command: "rebootReader", position: 1)])
+    #expect(!reboot.contains { if case .complete = $0 { true } else { false } }, "it waits, it does not fail")
+    let cancel = h.feed(.cancel(1))
+    let finished = index(of: .report(.didFinishDiscovery(.canceled("discoverReaders")), to: .stream), in: cancel)
+    // Only then does the reboot run, and fails: nothing is connected.
+    let rebootFails = cancel.firstIndex { if case .complete(2, .failure) = $0 { true } else { false } }
+    #expect(errorCode(completions(cancel)[2]) == .notConnected)
+    #expect(finished < (rebootFails ?? -1))
+  }
+
+  @Test func cancellingAWaitingCommandCompletesItWithCanceledAndNeverStartsIt() {
+    var h = Harness()
+    h.feed(.submit(1, scanForever))
+    h.feed(.submit(2, scanForever))
+    let cancel = h.feed(.cancel(2))
+    #expect(cancel == [.complete(2, .failure(.canceled("discoverReaders")))])
+    let end = h.feed(.cancel(1))
+    #expect(completions(end).keys.sorted() == [1], "the cancelled one does not start after the first")
+    #expect(h.feed(.cancel(2)) == [], "cancelling again finds nothing")
+  }
+
+  @Test func theNextCommandStartsOnlyAfterTheWholeInputThatFinishedTheLastOne() {
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.submit(2, .disconnect))
+    h.feed(.submit(3, scanForever))
+    let down = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .disconnectRequested)))
+    let disconnected = index(
+      of: .report(.didDisconnect(heardReaderConnected(), reason: .disconnectRequested), to: .stream), in: down)
+    let completed = index(of: .complete(2, .success(nil)), in: down)
+    let scan = index(of: .startScan, in: down)
+    #expect(disconnected < completed && completed < scan)
+    #expect(
+      statuses(down) == [.notConnected, .discovering], "the disconnect leaves notConnected before the scan starts")
+  }
+}
+
+/// The reader `Harness.connected()` ends with.
+private func heardReaderConnected() -> Reader {
+  var reader = heardReader
+  reader.apply(info)
+  reader.locationId = location
+  return reader
+}
+
+@Suite struct TerminalStateMachineConnectTests {
+  @Test func connectingEndsTheRunningDiscoveryAndGoesStraightToConnecting() {
+    var h = Harness()
+    h.feed(.submit(1, scanForever))
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(9, .discover(.bluetoothScan(timeout: nil), simulated: true)))  // Queued behind it.
+    let connect = h.feed(.submit(2, .connect(heardReader, settings)))
+    #expect(statuses(connect) == [.connecting], "discovering → connecting, never notConnected in between")
+    let status = index(of: .status(.connecting, connectedReader: nil), in: connect)
+    let discoveryDone = index(of: .complete(1, .success(nil)), in: connect)
+    let link = index(of: .openLink(serialNumber: serial), in: connect)
+    #expect(status < discoveryDone, "the discovery's completion already reads connecting")
+    #expect(discoveryDone < link, "the connect goes before the discovery queued behind the first")
+    #expect(!connect.contains(.startScan))
+  }
+
+  @Test func aConnectQueuedBehindAWaitingDiscoveryEndsItAsItStarts() {
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.submit(2, .disconnect))
+    h.feed(.submit(3, scanForever))
+    h.feed(.submit(4, .connect(heardReader, settings)))
+    let down = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .disconnectRequested)))
+    #expect(completions(down)[3].map { (try? $0.get()) == .some(nil) } == true, "the scan ended with success")
+    #expect(down.contains(.openLink(serialNumber: serial)), "and the connect started at once")
+  }
+
+  @Test func aReaderNeverHeardCannotBeConnected() {
+    var h = Harness()
+    let actions = h.feed(.submit(1, .connect(heardReader, settings)))
+    #expect(errorCode(completions(actions)[1]) == .readerNotFound)
+    #expect(statuses(actions).isEmpty, "the status never moved")
+  }
+
+  @Test func aReaderHeardLongAgoIsListenedForThenConnected() {
+    var h = Harness()
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.now = .seconds(60)
+    let connect = h.feed(.submit(1, .connect(heardReader, settings)))
+    #expect(connect.contains(.startScan))
+    #expect(connect.contains(.arm(.link(.locate), after: DiscoveryTuning().stalenessWindow)))
+    #expect(!connect.contains(.openLink(serialNumber: serial)))
+    #expect(statuses(connect) == [.connecting])
+    h.now = .seconds(62)
+    #expect(h.feed(.bluetooth(.advertisement(advertisement("WPC32-0002")))) == [], "another reader changes nothing")
+    let heard = h.feed(.bluetooth(.advertisement(advertisement())))
+    #expect(
+      heard == [
+        .disarm(.link(.locate)), .stopScan, .openLink(serialNumber: serial), .arm(.link(.connect), after: .seconds(15)),
+      ])
+  }
+
+  @Test func aReaderThatStaysSilentFailsTheListeningConnect() {
+    var h = Harness()
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.now = .seconds(60)
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    h.now = .seconds(66)
+    let timeout = h.feed(.timerFired(.link(.locate)))
+    #expect(timeout.contains(.stopScan))
+    guard case .failure(let error)? = completions(timeout)[1] else {
+      Issue.record("expected a failure, got \(timeout)")
+      return
+    }
+    #expect(error.code == .readerNotFound)
+    #expect(error.context["listened"] == "6 seconds")
+    #expect(statuses(timeout) == [.notConnected])
+  }
+
+  @Test func aSuccessfulConnectIsSavedBeforeItCompletes() {
+    var h = Harness()
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    let up = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let reader = heardReaderConnected()
+    #expect(reports(up).contains(.didConnect(reader)))
+    #expect(
+      up.contains(
+        .saveReader(SavedReader(serialNumber: serial, locationId: location, deviceType: .stripeM2, simulated: true))))
+    #expect(completions(up).isEmpty, "the connect waits for the store")
+    #expect(statuses(up) == [.connected])
+    let saved = h.feed(.readerSaved(serialNumber: serial, error: nil))
+    #expect(
+      saved == [.report(.didSaveReader(serialNumber: serial, error: nil), to: .stream), .complete(1, .success(reader))])
+  }
+
+  @Test func aFailedSaveStillCompletesTheConnectAndSaysSo() {
+    var h = Harness()
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let failure = ReaderError(.storeUnavailable, "disk full")
+    let saved = h.feed(.readerSaved(serialNumber: serial, error: failure))
+    #expect(reports(saved) == [.didSaveReader(serialNumber: serial, error: failure)])
+    #expect(completions(saved)[1].flatMap { try? $0.get() }?.serialNumber == serial)
+  }
+
+  @Test func aReaderLostWhileItIsBeingSavedCompletesTheConnectFirst() {
+    var h = Harness()
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let completed = index(of: .complete(1, .success(heardReaderConnected())), in: lost)
+    let reconnecting = lost.firstIndex { if case .report(.didStartReconnect, _) = $0 { true } else { false } } ?? -1
+    #expect(completed >= 0 && completed < reconnecting)
+    #expect(completions(h.feed(.readerSaved(serialNumber: serial, error: nil))).isEmpty, "completed once")
+  }
+
+  @Test func connectingWhileConnectedFailsWithAlreadyConnected() {
+    var h = Harness()
+    _ = h.connected()
+    let again = h.feed(.submit(2, .connect(heardReader, settings)))
+    #expect(errorCode(completions(again)[2]) == .alreadyConnected)
+  }
+
+  @Test func realReadersNeedABackend() {
+    var h = Harness(realReadersSupported: false)
+    let real = h.feed(.submit(1, .discover(.bluetoothScan(timeout: nil), simulated: false)))
+    #expect(errorCode(completions(real)[1]) == .bluetoothUnsupported)
+    #expect(!real.contains(.startScan))
+    let simulated = h.feed(.submit(2, scanForever))
+    #expect(simulated.contains(.startScan))
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    var realReader = heardReader
+    realReader.simulated = false
+    let connect = h.feed(.submit(3, .connect(realReader, settings)))
+    #expect(errorCode(completions(connect)[3]) == .bluetoothUnsupported)
+  }
+
+  @Test func anAdvertisementCostsNoStatusWorkAndNoActions() {
+    var h = Harness()
+    h.feed(.submit(1, scanForever))
+    for n in 0..<100 {
+      #expect(h.feed(.bluetooth(.advertisement(advertisement("STRM2-\(n)")))) == [])
+    }
+    #expect(h.machine.status == .discovering)
+  }
+}
+
+@Suite struct TerminalStateMachineLineTests {
+  @Test func aReconnectionHoldsTheLineUntilItSucceeds() {
+    var h = Harness()
+    _ = h.connected()
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    #expect(lost.contains(.openReconnectHandle(1)))
+    #expect(reports(lost).contains(.didStartReconnect(heardReaderConnected(), reason: .outOfRange)))
+    let queued = h.feed(.submit(2, .disconnect))
+    #expect(reports(queued) == [.didQueueCommand(command: "disconnectReader", position: 1)])
+    let back = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let succeeded = index(
+      of: .report(.readerDidSucceedReconnect(heardReaderConnected()), to: .readerDelegate), in: back)
+    let handle = index(of: .closeReconnectHandle(1, canceled: false), in: back)
+    let disconnect = index(of: .closeLink(serialNumber: serial), in: back)
+    #expect(succeeded < handle && handle < disconnect, "the line opens at the end of the reconnection")
+  }
+
+  @Test func anAcceptedRebootKeepsTheLineUntilTheReaderDrops() {
+    var h = Harness()
+    _ = h.connected()
+    #expect(h.feed(.submit(2, .reboot)).contains(.reboot(serialNumber: serial)))
+    h.feed(.submit(3, .disconnect))
+    let accepted = h.feed(.readerLink(.rebootResponse(serialNumber: serial, error: nil)))
+    #expect(accepted.contains(.complete(2, .success(nil))))
+    #expect(!accepted.contains(.closeLink(serialNumber: serial)), "the disconnect waits for the drop")
+    let dropped = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .rebootRequested)))
+    #expect(reports(dropped).contains(.didStartReconnect(heardReaderConnected(), reason: .rebootRequested)))
+    #expect(!dropped.contains(.closeLink(serialNumber: serial)), "and then for the reconnection")
+    let back = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    #expect(back.contains(.closeLink(serialNumber: serial)))
+  }
+
+  @Test func aCommandQueuedBehindARebootTheReaderDropsWaitsForTheReconnection() {
+    // One input fails the reboot (the reader dropped before answering) and starts the reconnection:
+    // the queued disconnect must see the reconnection, not the instant between the two.
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.submit(2, .reboot))
+    h.feed(.submit(3, .disconnect))
+    let dropped = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    #expect(errorCode(completions(dropped)[2]) == .rebootFailed)
+    #expect(completions(dropped)[3] == nil, "the disconnect waits for the reconnection")
+    let back = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    #expect(back.contains(.closeLink(serialNumber: serial)))
+  }
+
+  @Test func aRebootAcceptedButNeverCarriedOutFreesTheLine() {
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.submit(2, .reboot))
+    h.feed(.submit(3, .disconnect))
+    h.feed(.readerLink(.rebootResponse(serialNumber: serial, error: nil)))
+    let kept = h.feed(.timerFired(.link(.rebootDrop)))
+    #expect(kept.contains(.closeLink(serialNumber: serial)))
+    #expect(h.machine.status == .connected)
+  }
+
+  @Test func aStaleReconnectHandleCancelsNothing() {
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    #expect(h.feed(.cancelReconnect(handle: 1)) == [], "handle 1 belongs to the first reconnection")
+    let cancel = h.feed(.cancelReconnect(handle: 2))
+    #expect(cancel.contains(.closeReconnectHandle(2, canceled: true)))
+    #expect(statuses(cancel) == [.notConnected])
+  }
+
+  @Test func turningTheRadioOffEndsADiscovery() {
+    var h = Harness()
+    h.feed(.submit(1, scanForever))
+    h.radioOn = false
+    let off = h.feed(.bluetooth(.radioStateChanged(isPoweredOn: false)))
+    #expect(errorCode(completions(off)[1]) == .bluetoothDisabled)
+    #expect(statuses(off) == [.notConnected])
+  }
+}
+
+@Suite struct TerminalStateMachineLaunchTests {
+  private let saved = SavedReader(serialNumber: serial, locationId: location, deviceType: .stripeM2, simulated: true)
+
+  @Test func nothingSavedEndsTheLaunchWithNil() {
+    var h = Harness()
+    #expect(h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true))) == [.loadSavedReader])
+    let loaded = h.feed(.savedReaderLoaded(.success(nil)))
+    #expect(
+      loaded == [
+        .report(.didFindNoSavedReader, to: .stream), .report(.didFinishLaunchReconnect(nil), to: .stream),
+        .complete(1, .success(nil)),
+      ])
+  }
+
+  @Test func theSavedReaderIsFoundConnectedAndSaved() {
+    var h = Harness()
+    h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true)))
+    let loaded = h.feed(.savedReaderLoaded(.success(saved)))
+    #expect(reports(loaded).first == .didStartLaunchReconnect(serialNumber: serial))
+    #expect(loaded.contains(.arm(.launchTimeout, after: .seconds(30))))
+    #expect(loaded.contains(.startScan))
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.now = .milliseconds(500)
+    let found = h.feed(.timerFired(.discovery(.tick)))
+    #expect(
+      reports(found).contains(
+        .didFindSavedReader(
+          Reader(serialNumber: serial, deviceType: .stripeM2, signalStrength: -40, simulated: true).applying(info))))
+    #expect(found.contains(.disarm(.launchTimeout)))
+    #expect(found.contains(.openLink(serialNumber: serial)))
+    #expect(!statuses(found).contains(.notConnected), "discovering → connecting")
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    let done = h.feed(.readerSaved(serialNumber: serial, error: nil))
+    #expect(reports(done).last == .didFinishLaunchReconnect(nil))
+    #expect(completions(done)[1].flatMap { try? $0.get() }??.locationId == location)
+  }
+
+  @Test func aSavedReaderNotFoundInTimeEndsTheLaunchWithReaderNotFound() {
+    var h = Harness()
+    h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true)))
+    h.feed(.savedReaderLoaded(.success(saved)))
+    h.now = .seconds(30)
+    let timeout = h.feed(.timerFired(.launchTimeout))
+    let error = ReaderError(
+      .readerNotFound, "the saved reader was not found before the timeout",
+      context: ["serialNumber": serial, "timeout": "30 seconds"])
+    #expect(reports(timeout).suffix(2) == [.didFinishDiscovery(error), .didFinishLaunchReconnect(error)])
+    #expect(completions(timeout)[1] == .failure(error))
+    #expect(timeout.contains(.stopScan))
+  }
+
+  @Test func aStoreThatCannotBeReadEndsTheLaunch() {
+    var h = Harness()
+    h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true)))
+    let corrupt = ReaderError(.storeCorrupt, "bad json")
+    let loaded = h.feed(.savedReaderLoaded(.failure(corrupt)))
+    #expect(loaded == [.report(.didFinishLaunchReconnect(corrupt), to: .stream), .complete(1, .failure(corrupt))])
+  }
+
+  @Test func aLaunchWhileConnectedFailsWithAlreadyConnectedAfterSayingWhatItLooksFor() {
+    var h = Harness()
+    _ = h.connected()
+    h.feed(.submit(2, .launch(timeout: .seconds(30), autoReconnect: true)))
+    let loaded = h.feed(.savedReaderLoaded(.success(saved)))
+    #expect(reports(loaded).first == .didStartLaunchReconnect(serialNumber: serial))
+    #expect(errorCode(completions(loaded)[2]) == .alreadyConnected)
+    #expect(!loaded.contains(.startScan))
+  }
+
+  @Test func cancellingWhileTheStoreLoadsEndsTheLaunchAndIgnoresTheAnswer() {
+    var h = Harness()
+    h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true)))
+    let cancel = h.feed(.cancel(1))
+    #expect(completions(cancel)[1] == .failure(.canceled("reconnectToSavedReader")))
+    #expect(h.feed(.savedReaderLoaded(.success(saved))) == [])
+  }
+}
+
+extension Reader {
+  fileprivate func applying(_ info: ReaderInfo) -> Reader {
+    var reader = self
+    reader.apply(info)
+    return reader
+  }
+}
