@@ -250,8 +250,8 @@ package struct ConnectionStateMachine {
         .disarm(.connect), .abandonLink(serialNumber: reader.serialNumber),
         .connectFailed(ReaderError.canceled(operation)),
       ]
-    default:
-      return nil
+    case .idle, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+      return nil  // No first connection under way (a reconnection has its own handle).
     }
   }
 
@@ -278,8 +278,9 @@ package struct ConnectionStateMachine {
       reconnection.reader.apply(info)
       state = .connected(reconnection.reader)
       return [.disarm(.reconnectAttempt), .disarm(.reconnectDeadline), .reconnectSucceeded(reconnection.reader)]
-    default:
-      // A link nobody is waiting for (abandoned attempt, another reader): close it.
+    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+      // A link nobody is waiting for (an abandoned attempt, another reader, a reconnection backing
+      // off): close it, unless it is the link already up.
       return connectedReader?.serialNumber == serialNumber ? [] : [.closeLink(serialNumber: serialNumber)]
     }
   }
@@ -292,8 +293,8 @@ package struct ConnectionStateMachine {
     case .reconnecting(let reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       return backOff(reconnection, disarmAttempt: true)
-    default:
-      return []
+    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+      return []  // A late failure of an attempt already abandoned, or of another reader.
     }
   }
 
@@ -325,8 +326,8 @@ package struct ConnectionStateMachine {
     case .reconnecting(let reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       return backOff(reconnection, disarmAttempt: true)
-    default:
-      return []
+    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+      return []  // A late drop after the app disconnected, of an abandoned attempt, or of another reader.
     }
   }
 
@@ -401,8 +402,8 @@ package struct ConnectionStateMachine {
       return [.disarm(.reconnectBackoff)]
     case (true, .waitingForRadio):
       return attempt(reconnection)
-    default:
-      return []
+    case (true, .attempting), (true, .backingOff), (false, .waitingForRadio):
+      return []  // Already doing what the radio allows.
     }
   }
 
@@ -457,8 +458,9 @@ package struct ConnectionStateMachine {
           "deadline": policy.deadline.formattedSeconds,
         ])
       return giveUp(reconnection, error)
-    default:
-      return []  // A timer that outlived its state.
+    case (_, .idle), (_, .locating), (_, .connecting), (_, .connected), (_, .disconnecting), (_, .rebootRequested),
+      (_, .rebootAccepted), (_, .reconnecting):
+      return []  // A timer that outlived the state that armed it.
     }
   }
 
