@@ -50,32 +50,3 @@ public struct Reader: Sendable, Hashable, Codable, CustomStringConvertible {
 
   public var description: String { "\(deviceType.displayName) \(serialNumber)" }
 }
-
-/// A software update a reader can install.
-public struct ReaderSoftwareUpdate: Sendable, Hashable, Codable {
-  /// The version the update installs.
-  public var deviceSoftwareVersion: String
-  /// How long the install is expected to take.
-  public var durationEstimate: UpdateDurationEstimate
-  /// When the update becomes required (seconds since the reader's clock epoch), if ever.
-  public var requiredAt: Double?
-
-  /// Creates an update description.
-  public init(deviceSoftwareVersion: String, durationEstimate: UpdateDurationEstimate, requiredAt: Double? = nil) {
-    self.deviceSoftwareVersion = deviceSoftwareVersion
-    self.durationEstimate = durationEstimate
-    self.requiredAt = requiredAt
-  }
-}
-
-/// A coarse estimate of an update's install time.
-public enum UpdateDurationEstimate: String, Sendable, Hashable, Codable {
-  /// Under a minute.
-  case lessThanOneMinute
-  /// One to two minutes.
-  case oneToTwoMinutes
-  /// Two to five minutes.
-  case twoToFiveMinutes
-  /// Five to fifteen minutes.
-  case fiveToFifteenMinutes
-}

@@ -12,6 +12,10 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
       case bluetoothDisabled, alreadyConnected, notConnected, readerNotFound, connectionFailed
       case unsupportedReader, readerBusy, rebootFailed, storeCorrupt, storeUnavailable, commandRejected
       case bluetoothUnsupported
+      case readerSoftwareUpdateFailed, readerSoftwareUpdateFailedBatteryLow, readerSoftwareUpdateFailedInterrupted
+      case readerSoftwareUpdateFailedReaderError, readerSoftwareUpdateFailedServerError
+      case readerSoftwareUpdateFailedExpiredUpdate, unsupportedReaderVersion, invalidSoftwareVersion
+      case updateCatalogInvalid, updateCatalogUnavailable, updateCatalogTimedOut, firmwareImageRejected
     }
     private let wrapped: Wrapped
     private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -49,6 +53,44 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The terminal has no Bluetooth backend for real readers on this platform (`Terminal.shared`
     /// on Linux); simulated readers work.
     public static let bluetoothUnsupported = Code(.bluetoothUnsupported)
+
+    // Software updates. The first seven carry the anchor SDK's names and meanings.
+
+    /// A software update failed for a reason no more specific code describes.
+    public static let readerSoftwareUpdateFailed = Code(.readerSoftwareUpdateFailed)
+    /// A software update could not start or go on because the reader's battery is too low; charge it
+    /// and try again.
+    public static let readerSoftwareUpdateFailedBatteryLow = Code(.readerSoftwareUpdateFailedBatteryLow)
+    /// A software update stopped before it finished: the reader went out of range, was switched off or
+    /// its battery died. The reader keeps its previous version.
+    public static let readerSoftwareUpdateFailedInterrupted = Code(.readerSoftwareUpdateFailedInterrupted)
+    /// The reader reported an error while installing a software update.
+    public static let readerSoftwareUpdateFailedReaderError = Code(.readerSoftwareUpdateFailedReaderError)
+    /// The update could not be obtained: the update catalog or the server holding the image failed.
+    public static let readerSoftwareUpdateFailedServerError = Code(.readerSoftwareUpdateFailedServerError)
+    /// The update expired (`ReaderSoftwareUpdate.expiresAt` passed) before it was installed; disconnect
+    /// and connect again to get a current one.
+    public static let readerSoftwareUpdateFailedExpiredUpdate = Code(.readerSoftwareUpdateFailedExpiredUpdate)
+    /// The reader's software is too old to be used: a required update was cancelled or could not be
+    /// installed.
+    public static let unsupportedReaderVersion = Code(.unsupportedReaderVersion)
+    /// A software version is not a dotted list of decimal numbers; `context["value"]` holds it.
+    public static let invalidSoftwareVersion = Code(.invalidSoftwareVersion)
+    /// An update manifest is malformed. `context["field"]` names the field as a JSON path (e.g.
+    /// `releases[2].image.sha256`) and `context["value"]` the offending value; `context["offset"]` is the
+    /// byte offset of a JSON syntax error; `context["limit"]` is the size bound a manifest exceeded
+    /// (it is not read past the bound); `context["url"]` is the manifest's location.
+    public static let updateCatalogInvalid = Code(.updateCatalogInvalid)
+    /// An update manifest or firmware image could not be fetched: the server refused the connection,
+    /// answered with an HTTP error (`context["status"]`), or the file is missing or unreadable
+    /// (`context["errno"]`). `context["url"]` names what was fetched.
+    public static let updateCatalogUnavailable = Code(.updateCatalogUnavailable)
+    /// The server holding an update manifest or image accepted the request but did not answer within
+    /// the catalog's timeout (`context["timeout"]`, in seconds). `context["url"]` names what was fetched.
+    public static let updateCatalogTimedOut = Code(.updateCatalogTimedOut)
+    /// A firmware image does not match its manifest entry: `context["field"]` is `size` or `sha256`, with
+    /// `context["expected"]` and `context["actual"]`. Nothing of the image is used.
+    public static let firmwareImageRejected = Code(.firmwareImageRejected)
 
     /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.
     public var description: String { wrapped.rawValue }

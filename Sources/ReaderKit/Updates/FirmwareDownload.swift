@@ -1,0 +1,19 @@
+import Foundation
+import ReaderCore
+
+/// The one check every catalog applies to image bytes before handing them out.
+enum FirmwareDownload {
+  /// The image's bytes once they have its exact size and digest.
+  /// - Throws: `firmwareImageRejected`; for a read stopped at the bound, `context["actual"]` is
+  ///   `more than <size>`.
+  static func verified(_ image: FirmwareImage, _ body: BoundedBody) throws(ReaderError) -> Data {
+    switch body {
+    case .exceeded(let limit):
+      throw image.rejected(
+        "size", expected: "\(image.size)", actual: "more than \(limit)", "is larger than \(image.size) bytes")
+    case .complete(let data):
+      try image.verify(data, sha256: SHA256Checksum.compute)
+      return data
+    }
+  }
+}
