@@ -1,3 +1,4 @@
+import Foundation
 import ReaderCore
 import Synchronization
 
@@ -66,6 +67,12 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     static func rebootResponse(serialNumber: String, error: ReaderError?) -> Output {
       .link(.rebootResponse(serialNumber: serialNumber, error: error))
     }
+    static func updateProgress(serialNumber: String, progress: Double) -> Output {
+      .link(.updateProgress(serialNumber: serialNumber, progress: progress))
+    }
+    static func updateFinished(serialNumber: String, error: ReaderError?) -> Output {
+      .link(.updateFinished(serialNumber: serialNumber, error: error))
+    }
   }
 
   private struct Entry {
@@ -79,6 +86,20 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     var linked = false
     var ledFlashes = 0
     var connectRequests = 0
+    /// The update being installed, if any.
+    var install: Install?
+    /// A fault scripted for the next install.
+    var nextUpdateFault: UpdateFault?
+  }
+
+  /// An update a reader is installing: the image is kept aside until the last step, so a reader that
+  /// loses its link or stops keeps its previous version whole.
+  private struct Install {
+    var update: ReaderSoftwareUpdate
+    var image: Data?
+    var fault: UpdateFault?
+    var step = 0
+    var work: ScheduledWork?
   }
 
   private struct World {
@@ -193,6 +214,53 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     }
   }
 
+  /// The battery level below which a reader not on external power refuses to install an update.
+  public static let minimumUpdateBattery = 0.5
+  /// How many progress reports a reader sends while installing an update.
+  public static let updateSteps = 50
+
+  /// How long a simulated reader takes to install an update with `estimate`: 20 s under a minute,
+  /// 60 s for one to two minutes (a full update, as the anchor SDK's simulated required update),
+  /// 150 s for two to five, 400 s for five to fifteen.
+  public static func installDuration(_ estimate: UpdateTimeEstimate) -> Duration {
+    switch estimate {
+    case .estimateLessThan1Minute: .seconds(20)
+    case .estimate1To2Minutes: .seconds(60)
+    case .estimate2To5Minutes: .seconds(150)
+    case .estimate5To15Minutes: .seconds(400)
+    }
+  }
+
+  /// Sets a reader's installed software, e.g. back to an old version so it needs an update again.
+  public func setSoftwareVersion(_ serialNumber: String, _ version: String) {
+    mutate { world in
+      world.entries[serialNumber]?.reader.softwareVersion = version
+      self.record(serialNumber, "softwareVersionSet", in: &world)
+      return []
+    }
+  }
+
+  /// Makes the reader's next update install fail with a reader error once it reaches `progress`.
+  public func failNextUpdate(_ serialNumber: String, atProgress progress: Double) {
+    mutate { world in
+      world.entries[serialNumber]?.nextUpdateFault = .fail(atProgress: progress)
+      return []
+    }
+  }
+
+  /// Makes the reader drop its link during its next update install once it reaches `progress`.
+  public func dropLinkDuringNextUpdate(_ serialNumber: String, atProgress progress: Double) {
+    mutate { world in
+      world.entries[serialNumber]?.nextUpdateFault = .dropLink(atProgress: progress)
+      return []
+    }
+  }
+
+  /// Whether the reader is installing an update right now.
+  public func isInstallingUpdate(_ serialNumber: String) -> Bool {
+    world.withLock { $0.entries[serialNumber]?.install != nil }
+  }
+
   /// Drops a connected reader's link for no reason the reader reports (`unknown`: interference, a
   /// firmware fault). The reader stays on and in range, so it can be connected again at once. A
   /// reader without a link ignores it.
@@ -277,6 +345,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
         entry.pendingConnect = false
         entry.linked = false
         world.entries[serial] = entry
+        self.interruptInstall(serial, in: &world)
       }
       return []
     }
@@ -346,6 +415,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       world.entries[serialNumber] = entry
       if wasLinked {
         // The host let go of a live link: the reader notices and advertises again.
+        self.interruptInstall(serialNumber, in: &world)
         self.record(serialNumber, "linkAbandoned", in: &world)
         self.scheduleAdvertisement(serialNumber, in: &world, first: true)
       }
@@ -358,6 +428,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       mutate { world in
         guard world.entries[serialNumber]?.linked == true else { return [] }
         world.entries[serialNumber]?.linked = false
+        self.interruptInstall(serialNumber, in: &world)
         self.record(serialNumber, "disconnected", in: &world)
         self.scheduleAdvertisement(serialNumber, in: &world, first: true)
         return [.didDisconnect(serialNumber: serialNumber, reason: .disconnectRequested)]
@@ -388,7 +459,99 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     }
   }
 
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+    mutate { world in
+      guard var entry = world.entries[serialNumber], entry.linked, entry.install == nil else { return [] }
+      self.activity(serialNumber, in: &world)
+      let planned = fault ?? entry.nextUpdateFault
+      entry.nextUpdateFault = nil
+      let lowBattery = entry.reader.batteryLevel < Self.minimumUpdateBattery && !entry.reader.isCharging
+      if planned == .lowBattery || lowBattery {
+        world.entries[serialNumber] = entry
+        self.record(serialNumber, "updateRefusedLowBattery", in: &world)
+        let level = entry.reader.batteryLevel
+        return [
+          .updateFinished(
+            serialNumber: serialNumber,
+            error: ReaderError(
+              .readerSoftwareUpdateFailedBatteryLow, "the reader's battery is too low to install the update; charge it",
+              context: ["batteryLevel": "\(Int((level * 100).rounded())) %"]))
+        ]
+      }
+      entry.install = Install(update: update, image: image, fault: planned)
+      world.entries[serialNumber] = entry
+      self.record(serialNumber, "updateStarted", in: &world)
+      self.scheduleInstallStep(serialNumber, in: &world)
+      return []
+    }
+  }
+
+  public func cancelUpdate(serialNumber: String) {
+    mutate { world in
+      guard let install = world.entries[serialNumber]?.install else { return [] }
+      if let work = install.work { self.clock.cancel(work) }
+      world.entries[serialNumber]?.install = nil
+      self.record(serialNumber, "updateCanceled", in: &world)
+      return [.updateFinished(serialNumber: serialNumber, error: ReaderError.canceled("installUpdate"))]
+    }
+  }
+
   // MARK: World mechanics (all called with the lock held; events are delivered after it is released)
+
+  private func scheduleInstallStep(_ serialNumber: String, in world: inout World) {
+    guard let install = world.entries[serialNumber]?.install else { return }
+    let step = Self.installDuration(install.update.durationEstimate) / Self.updateSteps
+    world.entries[serialNumber]?.install?.work = clock.schedule(after: step) { [self] in
+      mutate { world in self.installStep(serialNumber, in: &world) }
+    }
+  }
+
+  private func installStep(_ serialNumber: String, in world: inout World) -> [Output] {
+    guard var install = world.entries[serialNumber]?.install, world.entries[serialNumber]?.linked == true else {
+      return []
+    }
+    install.step += 1
+    install.work = nil
+    let progress = Double(install.step) / Double(Self.updateSteps)
+    switch install.fault {
+    case .fail(let at) where progress >= at:
+      world.entries[serialNumber]?.install = nil
+      record(serialNumber, "updateFailed", in: &world)
+      return [
+        .updateFinished(
+          serialNumber: serialNumber,
+          error: ReaderError(
+            .readerSoftwareUpdateFailedReaderError, "the reader could not install the update",
+            context: ["progress": "\(Int((progress * 100).rounded())) %"]))
+      ]
+    case .dropLink(let at) where progress >= at:
+      record(serialNumber, "linkLost", in: &world)
+      return unreachable(serialNumber, .unknown, in: &world) + becameReachable(serialNumber, in: &world)
+    default:
+      break
+    }
+    guard install.step >= Self.updateSteps else {
+      world.entries[serialNumber]?.install = install
+      scheduleInstallStep(serialNumber, in: &world)
+      return [.updateProgress(serialNumber: serialNumber, progress: progress)]
+    }
+    // The last step: only now does the reader switch to the new version, all at once.
+    world.entries[serialNumber]?.install = nil
+    world.entries[serialNumber]?.reader.softwareVersion = install.update.deviceSoftwareVersion
+    record(serialNumber, "updateInstalled", in: &world)
+    return [
+      .updateProgress(serialNumber: serialNumber, progress: 1),
+      .updateFinished(serialNumber: serialNumber, error: nil),
+    ]
+  }
+
+  /// The reader lost its link while installing: the install stops and the new version is dropped.
+  private func interruptInstall(_ serialNumber: String, in world: inout World) {
+    guard let install = world.entries[serialNumber]?.install else { return }
+    if let work = install.work { clock.cancel(work) }
+    world.entries[serialNumber]?.install = nil
+    record(serialNumber, "updateInterrupted", in: &world)
+  }
 
   private func mutate(_ body: (inout World) -> [Output]) {
     let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
@@ -488,6 +651,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     entry.connectCompletion = nil
     var events: [Output] = []
     if entry.linked {
+      world.entries[serialNumber] = entry
+      interruptInstall(serialNumber, in: &world)
+      entry = world.entries[serialNumber] ?? entry
       entry.linked = false
       events.append(.didDisconnect(serialNumber: serialNumber, reason: reason))
     } else if entry.pendingConnect && reason == .bluetoothDisabled {

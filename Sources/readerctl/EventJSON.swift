@@ -1,3 +1,4 @@
+import Foundation
 import ReaderKit
 
 /// The `--json` form of ReaderKit values: one object per event, fields under the API's names.
@@ -38,6 +39,14 @@ extension TerminalEvent {
         ]
     case .didFindNoSavedReader:
       break
+    case .didReportAvailableUpdate(let reader, let update):
+      fields += reader.summaryFields + [("update", update.json)]
+    case .didStartInstallingUpdate(let reader, let update, let cancelable):
+      fields += reader.summaryFields + [("update", update.json), ("cancelable", .bool(cancelable))]
+    case .didReportReaderSoftwareUpdateProgress(let reader, let progress):
+      fields += [("serialNumber", .string(reader.serialNumber)), ("progress", .number(progress, decimals: 3))]
+    case .didFinishInstallingUpdate(let reader, let update, let error):
+      fields += reader.summaryFields + [("update", update?.json ?? .null), ("error", error.json)]
     }
     return .object(fields)
   }
@@ -73,6 +82,19 @@ extension ReaderError {
     .object([
       ("code", .string(code.description)), ("message", .string(message)),
       ("context", .sortedObject(context.mapValues(JSONValue.string))),
+    ])
+  }
+}
+
+extension ReaderSoftwareUpdate {
+  /// Every property, under its API name; dates in ISO 8601.
+  var json: JSONValue {
+    .object([
+      ("deviceSoftwareVersion", .string(deviceSoftwareVersion)),
+      ("durationEstimate", .string(durationEstimate.rawValue)),
+      ("components", .array(components.names.map(JSONValue.string))),
+      ("requiredAt", .string(requiredAt.formatted(.iso8601))),
+      ("isTestUpdate", .bool(isTestUpdate)),
     ])
   }
 }

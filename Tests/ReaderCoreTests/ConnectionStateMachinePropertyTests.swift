@@ -231,7 +231,7 @@ import Testing
             break
           }
         case .closeLink, .connectFailed, .disconnectCompleted, .rebootAnswered, .readerUpdated, .rebootNotCarriedOut,
-          .listen, .stopListening:
+          .listen, .stopListening, .linkReady:
           break
         }
       }
@@ -262,7 +262,8 @@ import Testing
         .connected
       case .connectFailed, .disconnectCompleted, .disconnected: .notConnected
       case .reconnectStarted: .reconnecting
-      case .openLink, .abandonLink, .closeLink, .sendReboot, .arm, .disarm, .reconnectFailed, .listen, .stopListening:
+      case .openLink, .abandonLink, .closeLink, .sendReboot, .arm, .disarm, .reconnectFailed, .listen, .stopListening,
+        .linkReady:
         nil
       }
     }

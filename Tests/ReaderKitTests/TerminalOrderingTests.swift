@@ -1,3 +1,4 @@
+import Foundation
 import ReaderCore
 import ReaderSimulator
 import Synchronization
@@ -32,6 +33,12 @@ private final class SilentReaderCentral: BluetoothCentral, ReaderLink {
   func reboot(serialNumber: String) {
     if !ignoresReboot.load(ordering: .relaxed) { world.reboot(serialNumber: serialNumber) }
   }
+
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+    world.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+  }
+
+  func cancelUpdate(serialNumber: String) { world.cancelUpdate(serialNumber: serialNumber) }
 }
 
 /// A terminal over `SilentReaderCentral`, connected to the M2.

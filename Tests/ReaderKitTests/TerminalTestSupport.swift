@@ -220,6 +220,13 @@ func render(_ event: TerminalEvent) -> String {
   case .didFindSavedReader(let found): details = reader(found)
   case .didFinishLaunchReconnect(let failure): details = error(failure)
   case .didSaveReader(let serial, let failure): details = "\(serial) \(error(failure))"
+  case .didReportAvailableUpdate(let reader, let update):
+    details = "\(reader.serialNumber) \(update.deviceSoftwareVersion)"
+  case .didStartInstallingUpdate(let reader, let update, let cancelable):
+    details = "\(reader.serialNumber) \(update.deviceSoftwareVersion) cancelable=\(cancelable)"
+  case .didReportReaderSoftwareUpdateProgress(let reader, let progress): details = "\(reader.serialNumber) \(progress)"
+  case .didFinishInstallingUpdate(let reader, let update, let failure):
+    details = "\(reader.serialNumber) \(update?.deviceSoftwareVersion ?? "-") \(error(failure))"
   }
   return "\(event.time) \(event.name) \(details)"
 }

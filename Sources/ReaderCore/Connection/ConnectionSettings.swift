@@ -8,6 +8,11 @@ package struct ConnectionSettings: Equatable, Sendable {
   package var policy: ReconnectPolicy
   /// How long the first connection may take.
   package var connectTimeout: Duration
+  /// The update a connection sees in testing instead of the catalog's.
+  package var testUpdate: TestReaderUpdate? = nil
+  /// Whether a link that comes up is prepared (software update checked, required update installed)
+  /// before the reader counts as connected; the terminal sets it when it can check for updates.
+  package var preparesReader = false
 
   /// The default first-connection timeout.
   package static let defaultConnectTimeout = Duration.seconds(15)
@@ -19,7 +24,7 @@ package struct ConnectionSettings: Equatable, Sendable {
   ///   delay) or `connectTimeout` (not positive); `value` is the rejected duration.
   package init(
     locationId: String, autoReconnect: Bool = true, policy: ReconnectPolicy = .default,
-    connectTimeout: Duration = defaultConnectTimeout
+    connectTimeout: Duration = defaultConnectTimeout, testUpdate: TestReaderUpdate? = nil
   ) throws(ReaderError) {
     guard !locationId.allSatisfy(\.isWhitespace) else {
       throw ReaderError(
@@ -48,6 +53,7 @@ package struct ConnectionSettings: Equatable, Sendable {
     self.autoReconnect = autoReconnect
     self.policy = policy
     self.connectTimeout = connectTimeout
+    self.testUpdate = testUpdate
   }
 
   /// Settings taken as given, for machines built directly in tests.

@@ -41,6 +41,9 @@ package struct ConnectionStateMachine {
     case sendReboot(serialNumber: String)
     case arm(Timer, after: Duration)
     case disarm(Timer)
+    /// The link is up and the reader must be prepared (its software checked, a required update
+    /// installed) before it counts as connected: answer with `prepared` or `preparationFailed`.
+    case linkReady(Reader)
     /// The first connection completed.
     case connected(Reader)
     /// The first connection failed; the status is back to `notConnected`.
@@ -73,6 +76,8 @@ package struct ConnectionStateMachine {
     case locating(Reader, locationId: String)
     /// The first connection is under way.
     case connecting(Reader, locationId: String)
+    /// The link is up; the reader is being prepared before it counts as connected (or reconnected).
+    case preparing(Reader, Preparation)
     /// A reader is connected.
     case connected(Reader)
     /// The app asked to disconnect; waiting for the link to close.
@@ -83,6 +88,14 @@ package struct ConnectionStateMachine {
     case rebootAccepted(Reader)
     /// Winning the reader back after `reason`.
     case reconnecting(Reconnection)
+  }
+
+  /// What a reader being prepared will become.
+  package enum Preparation: Equatable {
+    /// The first connection.
+    case connect
+    /// The end of a reconnection.
+    case reconnect(Reconnection)
   }
 
   package struct Reconnection: Equatable {
@@ -126,7 +139,8 @@ package struct ConnectionStateMachine {
   package var status: ConnectionStatus {
     switch state {
     case .idle: .notConnected
-    case .locating, .connecting: .connecting
+    case .locating, .connecting, .preparing(_, .connect): .connecting
+    case .preparing(_, .reconnect): .reconnecting
     case .connected, .disconnecting, .rebootRequested, .rebootAccepted: .connected
     case .reconnecting: .reconnecting
     }
@@ -138,8 +152,14 @@ package struct ConnectionStateMachine {
     case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader),
       .rebootAccepted(let reader):
       reader
-    case .idle, .locating, .connecting, .reconnecting: nil
+    case .idle, .locating, .connecting, .preparing, .reconnecting: nil
     }
+  }
+
+  /// The reader being prepared, if any.
+  package var preparingReader: Reader? {
+    if case .preparing(let reader, _) = state { return reader }
+    return nil
   }
 
   /// Whether a connect is listening for its reader.
@@ -156,8 +176,10 @@ package struct ConnectionStateMachine {
 
   /// Whether a reconnection is in progress.
   package var isReconnecting: Bool {
-    if case .reconnecting = state { return true }
-    return false
+    switch state {
+    case .reconnecting, .preparing(_, .reconnect): true
+    default: false
+    }
   }
 
   // MARK: Commands
@@ -250,7 +272,10 @@ package struct ConnectionStateMachine {
         .disarm(.connect), .abandonLink(serialNumber: reader.serialNumber),
         .connectFailed(ReaderError.canceled(operation)),
       ]
-    case .idle, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+    case .preparing(let reader, .connect):
+      state = .idle
+      return [.abandonLink(serialNumber: reader.serialNumber), .connectFailed(ReaderError.canceled(operation))]
+    case .idle, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting, .preparing(_, .reconnect):
       return nil  // No first connection under way (a reconnection has its own handle).
     }
   }
@@ -258,8 +283,74 @@ package struct ConnectionStateMachine {
   /// Cancels a running reconnection: it fails with `canceled`, then the reader is disconnected.
   /// Returns nil when no reconnection is running.
   package mutating func cancelReconnect() -> [Action]? {
-    guard case .reconnecting(let reconnection) = state else { return nil }
-    return giveUp(reconnection, ReaderError.canceled("reconnect"))
+    switch state {
+    case .reconnecting(let reconnection):
+      return giveUp(reconnection, ReaderError.canceled("reconnect"))
+    case .preparing(let reader, .reconnect(let reconnection)):
+      state = .idle
+      let canceled = ReaderError.canceled("reconnect")
+      return [
+        .abandonLink(serialNumber: reader.serialNumber), .reconnectFailed(reader, canceled),
+        .disconnected(reader, reason: reconnection.reason),
+      ]
+    default:
+      return nil
+    }
+  }
+
+  // MARK: Preparation
+
+  /// The reader is ready (its update installed, or none needed): it counts as connected, or
+  /// reconnected, now. `reader` carries what the preparation learnt (software version, update).
+  package mutating func prepared(_ reader: Reader) -> [Action] {
+    guard case .preparing(let linked, let preparation) = state, linked.serialNumber == reader.serialNumber else {
+      return []
+    }
+    state = .connected(reader)
+    switch preparation {
+    case .connect:
+      let warn = Self.crossesWarning(from: nil, to: reader.batteryLevel)
+      return [.connected(reader)] + (warn ? [.lowBatteryWarning(reader)] : [])
+    case .reconnect:
+      return [.reconnectSucceeded(reader)]
+    }
+  }
+
+  /// The reader cannot be used (a required update failed or was cancelled): the link is closed and
+  /// the connect, or the reconnection, fails with `error`.
+  package mutating func preparationFailed(_ error: ReaderError) -> [Action] {
+    guard case .preparing(let reader, let preparation) = state else { return [] }
+    state = .idle
+    switch preparation {
+    case .connect:
+      return [.closeLink(serialNumber: reader.serialNumber), .connectFailed(error)]
+    case .reconnect(let reconnection):
+      return [
+        .closeLink(serialNumber: reader.serialNumber), .reconnectFailed(reader, error),
+        .disconnected(reader, reason: reconnection.reason),
+      ]
+    }
+  }
+
+  /// Changes the connected reader's details (its software version after an update, the update it
+  /// has available); nothing when no reader is connected.
+  package mutating func updateReader(_ change: (inout Reader) -> Void) {
+    switch state {
+    case .connected(var reader):
+      change(&reader)
+      state = .connected(reader)
+    case .disconnecting(var reader):
+      change(&reader)
+      state = .disconnecting(reader)
+    case .rebootRequested(var reader):
+      change(&reader)
+      state = .rebootRequested(reader)
+    case .rebootAccepted(var reader):
+      change(&reader)
+      state = .rebootAccepted(reader)
+    case .idle, .locating, .connecting, .preparing, .reconnecting:
+      break
+    }
   }
 
   // MARK: Link events
@@ -269,6 +360,10 @@ package struct ConnectionStateMachine {
     case .connecting(var reader, let locationId) where reader.serialNumber == serialNumber:
       reader.apply(info)
       reader.locationId = locationId
+      if settings.preparesReader {
+        state = .preparing(reader, .connect)
+        return [.disarm(.connect), .linkReady(reader)]
+      }
       state = .connected(reader)
       // A reader that is already low when it connects warns at once: there is no crossing to wait for.
       let warn = Self.crossesWarning(from: nil, to: reader.batteryLevel)
@@ -276,9 +371,14 @@ package struct ConnectionStateMachine {
     case .reconnecting(var reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       reconnection.reader.apply(info)
+      if settings.preparesReader {
+        state = .preparing(reconnection.reader, .reconnect(reconnection))
+        return [.disarm(.reconnectAttempt), .disarm(.reconnectDeadline), .linkReady(reconnection.reader)]
+      }
       state = .connected(reconnection.reader)
       return [.disarm(.reconnectAttempt), .disarm(.reconnectDeadline), .reconnectSucceeded(reconnection.reader)]
-    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+    case .idle, .locating, .connecting, .preparing, .connected, .disconnecting, .rebootRequested, .rebootAccepted,
+      .reconnecting:
       // A link nobody is waiting for (an abandoned attempt, another reader, a reconnection backing
       // off): close it, unless it is the link already up.
       return connectedReader?.serialNumber == serialNumber ? [] : [.closeLink(serialNumber: serialNumber)]
@@ -293,15 +393,31 @@ package struct ConnectionStateMachine {
     case .reconnecting(let reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       return backOff(reconnection, disarmAttempt: true)
-    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+    case .idle, .locating, .connecting, .preparing, .connected, .disconnecting, .rebootRequested, .rebootAccepted,
+      .reconnecting:
       return []  // A late failure of an attempt already abandoned, or of another reader.
     }
   }
 
   /// The link to `serialNumber` went down for `reason`; `isRadioOn` is the host radio's state now
-  /// (a reconnection after `bluetoothDisabled` waits for the radio only while it is off).
-  package mutating func linkDown(serialNumber: String, reason: DisconnectReason, isRadioOn: Bool = false) -> [Action] {
+  /// (a reconnection after `bluetoothDisabled` waits for the radio only while it is off). A first
+  /// connection lost while its reader was prepared fails with `preparationError` (what the
+  /// preparation made of the loss, e.g. an interrupted update), or `connectionFailed`; a
+  /// reconnection lost then starts over.
+  package mutating func linkDown(
+    serialNumber: String, reason: DisconnectReason, isRadioOn: Bool = false, preparationError: ReaderError? = nil
+  ) -> [Action] {
     switch state {
+    case .preparing(let reader, .connect) where reader.serialNumber == serialNumber:
+      state = .idle
+      return [
+        .connectFailed(
+          preparationError
+            ?? ReaderError(.connectionFailed, "the link dropped while connecting", context: ["reason": reason.rawValue])
+        )
+      ]
+    case .preparing(let reader, .reconnect) where reader.serialNumber == serialNumber:
+      return lost(reader, reason: reason, isRadioOn: isRadioOn, restart: true)
     case .connected(let reader) where reader.serialNumber == serialNumber:
       return lost(reader, reason: reason, isRadioOn: isRadioOn)
     case .rebootRequested(let reader) where reader.serialNumber == serialNumber:
@@ -326,7 +442,8 @@ package struct ConnectionStateMachine {
     case .reconnecting(let reconnection)
     where reconnection.reader.serialNumber == serialNumber && reconnection.phase == .attempting:
       return backOff(reconnection, disarmAttempt: true)
-    case .idle, .locating, .connecting, .connected, .disconnecting, .rebootRequested, .rebootAccepted, .reconnecting:
+    case .idle, .locating, .connecting, .preparing, .connected, .disconnecting, .rebootRequested, .rebootAccepted,
+      .reconnecting:
       return []  // A late drop after the app disconnected, of an abandoned attempt, or of another reader.
     }
   }
@@ -353,7 +470,7 @@ package struct ConnectionStateMachine {
     case .disconnecting: state = .disconnecting(reader)
     case .rebootRequested: state = .rebootRequested(reader)
     case .rebootAccepted: state = .rebootAccepted(reader)
-    case .idle, .locating, .connecting, .reconnecting: return []
+    case .idle, .locating, .connecting, .preparing, .reconnecting: return []
     }
     var actions: [Action] = [.readerUpdated(reader)]
     if Self.crossesWarning(from: previous, to: level) { actions.append(.lowBatteryWarning(reader)) }
@@ -372,7 +489,7 @@ package struct ConnectionStateMachine {
   private var busyReader: Reader? {
     switch state {
     case .idle: nil
-    case .locating(let reader, _), .connecting(let reader, _): reader
+    case .locating(let reader, _), .connecting(let reader, _), .preparing(let reader, _): reader
     case .reconnecting(let reconnection): reconnection.reader
     case .connected(let reader), .disconnecting(let reader), .rebootRequested(let reader), .rebootAccepted(let reader):
       reader
@@ -458,21 +575,34 @@ package struct ConnectionStateMachine {
           "deadline": policy.deadline.formattedSeconds,
         ])
       return giveUp(reconnection, error)
-    case (_, .idle), (_, .locating), (_, .connecting), (_, .connected), (_, .disconnecting), (_, .rebootRequested),
-      (_, .rebootAccepted), (_, .reconnecting):
+    case (_, .idle), (_, .locating), (_, .connecting), (_, .preparing), (_, .connected), (_, .disconnecting),
+      (_, .rebootRequested), (_, .rebootAccepted), (_, .reconnecting):
       return []  // A timer that outlived the state that armed it.
     }
   }
 
   // MARK: Helpers
 
-  private mutating func lost(_ reader: Reader, reason: DisconnectReason, isRadioOn: Bool) -> [Action] {
+  /// The link was lost for `reason`: reconnect, or disconnect for good. `restart` is a reconnection
+  /// whose reader was lost again while it was prepared: it starts over without a second
+  /// `reconnectStarted`, or fails (`reconnectFailed`, then `disconnected`) when it may not go on.
+  private mutating func lost(_ reader: Reader, reason: DisconnectReason, isRadioOn: Bool, restart: Bool = false)
+    -> [Action]
+  {
     guard settings.autoReconnect, Self.reconnects(after: reason) else {
       state = .idle
-      return [.disconnected(reader, reason: reason)]
+      let failed: [Action] =
+        restart
+        ? [
+          .reconnectFailed(
+            reader, ReaderError(.connectionFailed, "the reader was lost again", context: ["reason": reason.rawValue]))
+        ]
+        : []
+      return failed + [.disconnected(reader, reason: reason)]
     }
     let reconnection = Reconnection(reader: reader, reason: reason, attempt: 0, phase: .attempting)
-    let start: [Action] = [.reconnectStarted(reader, reason: reason), .arm(.reconnectDeadline, after: policy.deadline)]
+    let start: [Action] =
+      (restart ? [] : [.reconnectStarted(reader, reason: reason)]) + [.arm(.reconnectDeadline, after: policy.deadline)]
     if reason == .bluetoothDisabled && !isRadioOn {
       state = .reconnecting(Reconnection(reader: reader, reason: reason, attempt: 0, phase: .waitingForRadio))
       return start

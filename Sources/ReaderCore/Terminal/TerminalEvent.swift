@@ -52,6 +52,17 @@ public struct TerminalEvent: Sendable, Hashable {
     case didFinishLaunchReconnect(ReaderError?)
     /// The connected reader was saved for reconnect at launch (or saving failed).
     case didSaveReader(serialNumber: String, error: ReaderError?)
+    /// `MobileReaderDelegate.reader(_:didReportAvailableUpdate:)`: an optional update the reader can
+    /// install with `installAvailableUpdate()`.
+    case didReportAvailableUpdate(Reader, update: ReaderSoftwareUpdate)
+    /// `MobileReaderDelegate.reader(_:didStartInstallingUpdate:cancelable:)`; `cancelable` is false for
+    /// an incremental-only update.
+    case didStartInstallingUpdate(Reader, update: ReaderSoftwareUpdate, cancelable: Bool)
+    /// `MobileReaderDelegate.reader(_:didReportReaderSoftwareUpdateProgress:)`, in `0...1`.
+    case didReportReaderSoftwareUpdateProgress(Reader, progress: Double)
+    /// `MobileReaderDelegate.reader(_:didFinishInstallingUpdate:error:)`; `update` is nil when
+    /// `installAvailableUpdate()` found nothing to install, `error` nil on success.
+    case didFinishInstallingUpdate(Reader, update: ReaderSoftwareUpdate?, error: ReaderError?)
   }
 
   /// The event's name as used in logs and the CLI's JSON: the delegate method or status it mirrors.
@@ -76,6 +87,10 @@ public struct TerminalEvent: Sendable, Hashable {
     case .didFindSavedReader: "didFindSavedReader"
     case .didFinishLaunchReconnect: "didFinishLaunchReconnect"
     case .didSaveReader: "didSaveReader"
+    case .didReportAvailableUpdate: "didReportAvailableUpdate"
+    case .didStartInstallingUpdate: "didStartInstallingUpdate"
+    case .didReportReaderSoftwareUpdateProgress: "didReportReaderSoftwareUpdateProgress"
+    case .didFinishInstallingUpdate: "didFinishInstallingUpdate"
     }
   }
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// The whole terminal as one pure machine: the command line-up, discovery, the reader link, reconnect
 /// at launch, persistence and the connection status, composed in one place that alone decides the
 /// order of everything.
@@ -19,6 +25,12 @@
 ///   store has answered (`didSaveReader` first).
 /// - The status is derived from the link, a pending connect and the discovery in one place, and
 ///   published before any completion or delegate call that may read it.
+/// - Software updates (with a catalog or a test update): a link that comes up is prepared before the
+///   reader counts as connected — its software checked and a required update installed
+///   (`UpdateInstallStateMachine`, `UpdatePolicy`) — so the connect completes after
+///   `didFinishInstallingUpdate`, and a reader lost during an install is never reported connected.
+///   An optional update is reported after `didConnect` and kept on the reader; the catalog is asked
+///   again every `updateCheckInterval` while the reader is connected and the line is idle.
 package struct TerminalStateMachine {
   package typealias JobID = UInt64
 
@@ -29,6 +41,7 @@ package struct TerminalStateMachine {
     case disconnect
     case reboot
     case launch(timeout: Duration, autoReconnect: Bool)
+    case installUpdate
 
     /// The API name, for events and errors.
     package var name: String {
@@ -38,6 +51,7 @@ package struct TerminalStateMachine {
       case .disconnect: "disconnectReader"
       case .reboot: "rebootReader"
       case .launch: "reconnectToSavedReader"
+      case .installUpdate: "installAvailableUpdate"
       }
     }
   }
@@ -47,12 +61,17 @@ package struct TerminalStateMachine {
     case discovery(DiscoveryStateMachine.Timer)
     case link(ConnectionStateMachine.Timer)
     case launchTimeout
+    case install(UpdateInstallStateMachine.Timer)
+    /// The next look at the catalog while a reader is connected.
+    case updateCheck
 
     package var description: String {
       switch self {
       case .discovery(let timer): "discovery(\(timer))"
       case .link(let timer): "link(\(timer))"
       case .launchTimeout: "launchTimeout"
+      case .install(let timer): "install(\(timer))"
+      case .updateCheck: "updateCheck"
       }
     }
   }
@@ -84,6 +103,12 @@ package struct TerminalStateMachine {
     case savedReaderLoaded(Result<SavedReader?, ReaderError>)
     /// The store answered `saveReader`.
     case readerSaved(serialNumber: String, error: ReaderError?)
+    /// The catalog answered `checkForUpdate`.
+    case updateChecked(Result<UpdateAvailability, ReaderError>)
+    /// The catalog answered `fetchImage`: the verified image, or why there is none.
+    case imageFetched(Result<Data, ReaderError>)
+    /// The app cancelled the install that `handle` was given for.
+    case cancelInstall(handle: UInt64)
   }
 
   package enum Action: Equatable, Sendable {
@@ -102,6 +127,16 @@ package struct TerminalStateMachine {
     // Persistence; answered by `savedReaderLoaded` and `readerSaved`.
     case loadSavedReader
     case saveReader(SavedReader)
+    // Software updates; answered by `updateChecked`, `imageFetched` and the reader's update events.
+    case checkForUpdate(InstalledSoftware, at: Date)
+    case fetchImage(FirmwareImage)
+    case installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+    case cancelUpdate(serialNumber: String)
+    /// An install that can be cancelled started: create the `Cancelable` handed to
+    /// `didStartInstallingUpdate` (cancelling it feeds `cancelInstall(handle:)`).
+    case openInstallHandle(UInt64)
+    /// The install of `handle` ended.
+    case closeInstallHandle(UInt64, canceled: Bool)
     /// What `connectionStatus` and `connectedReader` read from now on.
     case status(ConnectionStatus, connectedReader: Reader?)
     /// Publish an event, and call the matching delegate method of `to`.
@@ -137,6 +172,15 @@ package struct TerminalStateMachine {
   private var saving: (owner: JobID, reader: Reader)?
   /// A reboot accepted by the reader, which keeps the line until the reader drops the link.
   private var acceptedReboot: JobID?
+  /// The settings of the current connection (its test update).
+  private var linkSettings: ConnectionSettings?
+  /// The fault a test update asks the reader to show, for the current connection.
+  private var testFault: UpdateFault?
+  /// What the current connection's test update resolved to, at its first preparation.
+  private var testAvailability: UpdateAvailability?
+  /// Software update work under way: a check, or an install.
+  private var update: UpdateWork?
+  private var installHandles: UInt64 = 0
   /// Whether the radio is scanning on the terminal's behalf (a discovery, or a connect listening).
   private var scanning = false
   /// A connect is about to start: the status goes straight to `connecting`.
@@ -146,6 +190,53 @@ package struct TerminalStateMachine {
   private var random: SeededRandom
   private let tuning: DiscoveryTuning
   private let realReadersSupported: Bool
+  private let updates: UpdateSettings
+
+  /// How the terminal handles software updates.
+  package struct UpdateSettings: Sendable {
+    /// Whether a catalog answers `checkForUpdate` and `fetchImage`.
+    package var hasCatalog: Bool
+    /// The rules: required or optional, and the grace rule.
+    package var policy: UpdatePolicy
+    /// How often the catalog is asked again while a reader is connected and the line idle.
+    package var checkInterval: Duration
+    /// The date at the scheduler's time zero: `requiredAt` and the grace window are dates.
+    package var epoch: Date
+
+    package init(
+      hasCatalog: Bool = false, policy: UpdatePolicy = UpdatePolicy(), checkInterval: Duration = .seconds(3600),
+      epoch: Date = Date(timeIntervalSince1970: 1_767_225_600)
+    ) {
+      self.hasCatalog = hasCatalog
+      self.policy = policy
+      self.checkInterval = checkInterval
+      self.epoch = epoch
+    }
+  }
+
+  /// Why update work runs.
+  private enum UpdatePurpose: Equatable {
+    /// Preparing a reader whose link just came up (a connect, or the end of a reconnection).
+    case preparing
+    /// A look at the catalog while the reader is connected and idle.
+    case idleCheck
+    /// The app's `installAvailableUpdate()`, command `JobID`.
+    case app(JobID)
+  }
+
+  /// Update work under way for `reader`.
+  private struct UpdateWork {
+    var purpose: UpdatePurpose
+    var reader: Reader
+    /// What the catalog (or the test update) offers, once known.
+    var availability = UpdateAvailability.upToDate
+    /// The install, once one runs.
+    var install: UpdateInstallStateMachine?
+    /// The install's `Cancelable`, when it can be cancelled.
+    var handle: UInt64?
+    /// The connection the install belongs to was cancelled: the link goes, nothing else follows.
+    var abandoned = false
+  }
 
   // Per input: the time, the radio, the actions so far, and what moves the line at the end.
   private var now = Duration.zero
@@ -157,8 +248,12 @@ package struct TerminalStateMachine {
   /// A terminal machine. `realReadersSupported` says whether the host has a Bluetooth backend for
   /// real (non-simulated) readers; without one, discovering or connecting them fails with
   /// `bluetoothUnsupported`.
-  package init(tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64, realReadersSupported: Bool = true) {
+  package init(
+    tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64, realReadersSupported: Bool = true,
+    updates: UpdateSettings = UpdateSettings()
+  ) {
     self.tuning = tuning
+    self.updates = updates
     self.discovery = DiscoveryStateMachine(tuning: tuning)
     self.link = ConnectionStateMachine(autoReconnect: true, policy: .default, random: SeededRandom(seed: seed))
     self.random = SeededRandom(seed: seed)
@@ -188,6 +283,11 @@ package struct TerminalStateMachine {
       let refusal = link.connectRefusal
       launchStep { $0.savedReaderLoaded(result, connectRefusal: refusal) }
     case .readerSaved(let serial, let error): readerSaved(serial, error)
+    case .updateChecked(let result): updateChecked(result)
+    case .imageFetched(let result): installStep { $0.imageFetched(result) }
+    case .cancelInstall(let handle):
+      guard update?.handle == handle else { break }
+      installStep { $0.cancel() }
     }
     moveTheLine()
     connectPending = false
@@ -230,13 +330,14 @@ package struct TerminalStateMachine {
       case .discover:
         finishDiscovery(.canceled("discoverReaders"))
       case .connect, .launch:
-        if linkOwner == id, let steps = link.cancelConnect(command.name) {
-          runLink(steps)
+        if linkOwner == id {
+          abandonUpdate()
+          if let steps = link.cancelConnect(command.name) { runLink(steps) }
         } else if launch?.owner == id {
           launchStep { $0.cancel() }
         }
-      case .disconnect, .reboot:
-        break  // Already sent to the reader: they run to the end, and the cancel waits for it.
+      case .disconnect, .reboot, .installUpdate:
+        break  // Already sent to the reader: they run to the end (cancel an install with its own handle).
       }
     case .unknown:
       break
@@ -244,7 +345,9 @@ package struct TerminalStateMachine {
   }
 
   private mutating func cancelReconnect(_ handle: UInt64) {
-    guard reconnection?.handle == handle, let steps = link.cancelReconnect() else { return }
+    guard reconnection?.handle == handle, link.isReconnecting else { return }
+    abandonUpdate()
+    guard let steps = link.cancelReconnect() else { return }
     reconnection?.canceled = true
     runLink(steps)
   }
@@ -270,6 +373,8 @@ package struct TerminalStateMachine {
     case .launch(let timeout, let autoReconnect):
       launch = (id, LaunchReconnectStateMachine(timeout: timeout, autoReconnect: autoReconnect))
       launchStep { $0.start() }
+    case .installUpdate:
+      installAvailableUpdate(id)
     }
     syncStatus()
   }
@@ -298,6 +403,8 @@ package struct TerminalStateMachine {
       return fail(owner, Self.unsupported(serialNumber: reader.serialNumber))
     }
     let heard = discovery.freshness(of: reader.serialNumber, now: now)
+    var settings = settings
+    settings.preparesReader = updates.hasCatalog || settings.testUpdate != nil
     let attempt = link.connect(
       reader, settings: settings, heard: heard, radioOn: radioOn, listenFor: tuning.stalenessWindow,
       random: SeededRandom(seed: random.next()))
@@ -305,6 +412,9 @@ package struct TerminalStateMachine {
     case .success(let steps):
       linkOwner = owner
       linkReader = reader
+      linkSettings = settings
+      testFault = nil
+      testAvailability = nil
       emit(.adoptReaderDelegate(owner))
       runLink(steps)
     case .failure(let error):
@@ -469,7 +579,8 @@ package struct TerminalStateMachine {
     case .didFailToConnect(let serial, let error):
       runLink(link.linkFailed(serialNumber: serial, error: error))
     case .didDisconnect(let serial, let reason):
-      runLink(link.linkDown(serialNumber: serial, reason: reason, isRadioOn: radioOn))
+      let interrupted = updateLinkLost(serialNumber: serial)
+      runLink(link.linkDown(serialNumber: serial, reason: reason, isRadioOn: radioOn, preparationError: interrupted))
     }
   }
 
@@ -479,6 +590,12 @@ package struct TerminalStateMachine {
       runLink(link.battery(serialNumber: serial, level: level, isCharging: charging))
     case .rebootResponse(let serial, let error):
       runLink(link.rebootResponse(serialNumber: serial, error: error))
+    case .updateProgress(let serial, let progress):
+      guard update?.reader.serialNumber == serial else { return }
+      installStep { $0.readerProgress(progress) }
+    case .updateFinished(let serial, let error):
+      guard update?.reader.serialNumber == serial else { return }
+      installStep { $0.readerFinished(error) }
     }
   }
 
@@ -492,9 +609,12 @@ package struct TerminalStateMachine {
       case .sendReboot(let serial): emit(.reboot(serialNumber: serial))
       case .arm(let timer, let delay): emit(.arm(.link(timer), after: delay))
       case .disarm(let timer): emit(.disarm(.link(timer)))
+      case .linkReady(let reader):
+        prepare(reader)
       case .connected(let reader):
         syncStatus()
         report(.didConnect(reader))
+        armUpdateCheck()
         if let owner = linkOwner {
           // The connect completes once the store has answered, so a successful connect is on disk.
           saving = (owner, reader)
@@ -515,6 +635,7 @@ package struct TerminalStateMachine {
         if let owner { connectOwnerFinished(owner, .failure(error)) }
       case .disconnectCompleted(let reader):
         completeSavingConnect()
+        emit(.disarm(.updateCheck))
         linkReader = nil
         syncStatus()
         report(.didDisconnect(reader, reason: .disconnectRequested))
@@ -531,6 +652,7 @@ package struct TerminalStateMachine {
         releaseAcceptedReboot()
       case .reconnectStarted(let reader, let reason):
         completeSavingConnect()
+        emit(.disarm(.updateCheck))
         releaseHeld = false
         queue.hold()
         reconnectHandles += 1
@@ -542,6 +664,7 @@ package struct TerminalStateMachine {
       case .reconnectSucceeded(let reader):
         syncStatus()
         report(.readerDidSucceedReconnect(reader), to: .readerDelegate)
+        armUpdateCheck()
         if let ended = reconnection { emit(.closeReconnectHandle(ended.handle, canceled: false)) }
         reconnection = nil
         releaseHeld = true
@@ -549,6 +672,7 @@ package struct TerminalStateMachine {
         report(.readerDidFailReconnect(reader, error: error), to: .readerDelegate)
       case .disconnected(let reader, let reason):
         completeSavingConnect()
+        emit(.disarm(.updateCheck))
         linkReader = nil
         syncStatus()
         report(.didDisconnect(reader, reason: reason), to: .readerDelegate)
@@ -621,7 +745,252 @@ package struct TerminalStateMachine {
       runLink(link.timerFired(timer))
     case .launchTimeout:
       launchStep { $0.timedOut() }
+    case .install(let timer):
+      installStep { $0.timerFired(timer) }
+    case .updateCheck:
+      idleUpdateCheck()
     }
+  }
+
+  // MARK: Software updates
+
+  private var date: Date { updates.epoch.addingTimeInterval(now.seconds) }
+
+  /// The link came up: check the reader's software before it counts as connected (or reconnected).
+  private mutating func prepare(_ reader: Reader) {
+    update = UpdateWork(purpose: .preparing, reader: reader)
+    if let test = linkSettings?.testUpdate {
+      // A test update is drawn once per connection; a reconnection sees what is still pending of it.
+      if let first = testAvailability {
+        return checked(
+          UpdateAvailability(
+            update: reader.availableUpdate, installedVersionSupersededAt: first.installedVersionSupersededAt))
+      }
+      let resolved = test.resolve(installedVersion: reader.deviceSoftwareVersion ?? "", at: date, random: &random)
+      testFault = resolved.fault
+      testAvailability = resolved.availability
+      return checked(resolved.availability)
+    }
+    askCatalog(about: reader)
+  }
+
+  private mutating func askCatalog(about reader: Reader) {
+    do {
+      let version = try SoftwareVersion(reader.deviceSoftwareVersion ?? "")
+      emit(
+        .checkForUpdate(
+          InstalledSoftware(
+            deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: reader.locationId ?? "",
+            version: version), at: date))
+    } catch {
+      updateChecked(.failure(error))
+    }
+  }
+
+  private mutating func updateChecked(_ result: Result<UpdateAvailability, ReaderError>) {
+    guard let work = update, work.install == nil, !work.abandoned else { return }
+    switch result {
+    case .success(let availability):
+      checked(availability)
+    case .failure(let cause):
+      update = nil
+      // A catalog that cannot answer is never read as "no update": a reader being prepared cannot be
+      // vouched for, so its connection fails; an idle check is simply tried again later.
+      if work.purpose == .preparing {
+        var context = cause.context
+        context["cause"] = "\(cause.code)"
+        runLink(
+          link.preparationFailed(
+            ReaderError(
+              .readerSoftwareUpdateFailedServerError,
+              "the reader's software could not be checked: \(cause.message)", context: context)))
+      }
+    }
+  }
+
+  /// The catalog (or the test update) said what applies to the reader of `update`.
+  private mutating func checked(_ availability: UpdateAvailability) {
+    guard var work = update else { return }
+    work.availability = availability
+    update = work
+    switch (updates.policy.decide(availability, at: date), work.purpose) {
+    case (.required(let required), .preparing):
+      startInstall(required)
+    case (.upToDate, .preparing):
+      update = nil
+      var reader = work.reader
+      reader.availableUpdate = nil
+      runLink(link.prepared(reader))
+    case (.optional(let optional), .preparing):
+      update = nil
+      var reader = work.reader
+      // An update already reported (before a reconnection) is kept as it was, and not reported again.
+      let known = reader.availableUpdate?.deviceSoftwareVersion == optional.deviceSoftwareVersion
+      reader.availableUpdate = known ? reader.availableUpdate : optional
+      runLink(link.prepared(reader))
+      if !known, link.connectedReader?.serialNumber == reader.serialNumber {
+        report(.didReportAvailableUpdate(reader, update: optional), to: .readerDelegate)
+      }
+    case (let decision, .idleCheck):
+      update = nil
+      // While connected an update is only offered: a required one installs at the next connection.
+      let offered: ReaderSoftwareUpdate? =
+        switch decision {
+        case .upToDate: nil
+        case .optional(let update), .required(let update): update
+        }
+      guard let reader = link.connectedReader, reader.serialNumber == work.reader.serialNumber,
+        reader.availableUpdate != offered
+      else { return }
+      link.updateReader { $0.availableUpdate = offered }
+      syncStatus()
+      if let offered, let updated = link.connectedReader {
+        report(.didReportAvailableUpdate(updated, update: offered), to: .readerDelegate)
+      }
+    case (_, .app):
+      preconditionFailure("an app install does not ask the catalog")
+    }
+  }
+
+  /// `installAvailableUpdate()`: installs the connected reader's available update, or reports at once
+  /// that there is none (`didFinishInstallingUpdate(nil, nil)`).
+  private mutating func installAvailableUpdate(_ id: JobID) {
+    guard let reader = link.connectedReader, link.status == .connected, update == nil else {
+      return fail(id, notConnected())
+    }
+    guard let available = reader.availableUpdate else {
+      report(.didFinishInstallingUpdate(reader, update: nil, error: nil), to: .readerDelegate)
+      complete(id, .success(reader))
+      return finishCommand(id)
+    }
+    update = UpdateWork(purpose: .app(id), reader: reader)
+    startInstall(available)
+  }
+
+  private mutating func startInstall(_ pending: ReaderSoftwareUpdate) {
+    update?.install = UpdateInstallStateMachine(update: pending, fault: testFault)
+    let now = date
+    installStep { $0.start(now: now) }
+  }
+
+  private mutating func installStep(
+    _ input: (inout UpdateInstallStateMachine) -> [UpdateInstallStateMachine.Action]
+  ) {
+    guard var work = update, var install = work.install else { return }
+    let steps = input(&install)
+    work.install = install
+    update = work
+    let serial = work.reader.serialNumber
+    for step in steps {
+      switch step {
+      case .started(let started, let cancelable):
+        if cancelable {
+          installHandles += 1
+          update?.handle = installHandles
+          emit(.openInstallHandle(installHandles))
+        }
+        report(.didStartInstallingUpdate(work.reader, update: started, cancelable: cancelable), to: .readerDelegate)
+      case .progress(let progress):
+        report(.didReportReaderSoftwareUpdateProgress(work.reader, progress: progress), to: .readerDelegate)
+      case .fetchImage(let image): emit(.fetchImage(image))
+      case .install(let pending, let image, let fault):
+        emit(.installUpdate(serialNumber: serial, update: pending, image: image, fault: fault))
+      case .cancelInstall: emit(.cancelUpdate(serialNumber: serial))
+      case .arm(let timer, let delay): emit(.arm(.install(timer), after: delay))
+      case .disarm(let timer): emit(.disarm(.install(timer)))
+      case .finished(let finished, let error): installFinished(finished, error)
+      }
+    }
+  }
+
+  private mutating func installFinished(_ installed: ReaderSoftwareUpdate, _ error: ReaderError?) {
+    guard let work = update else { return }
+    update = nil
+    report(.didFinishInstallingUpdate(work.reader, update: installed, error: error), to: .readerDelegate)
+    if let handle = work.handle { emit(.closeInstallHandle(handle, canceled: error?.code == .canceled)) }
+    var reader = work.reader
+    if error == nil {
+      reader.deviceSoftwareVersion = installed.deviceSoftwareVersion
+      reader.availableUpdate = nil
+    }
+    switch work.purpose {
+    case .preparing:
+      guard !work.abandoned else { return }  // The link is being let go of.
+      guard let error else { return runLink(link.prepared(reader)) }
+      if error.code == .readerSoftwareUpdateFailedInterrupted {
+        return  // The link is gone: the link machine ends the connection with this error.
+      }
+      if error.code == .canceled {
+        return runLink(
+          link.preparationFailed(
+            ReaderError(
+              .unsupportedReaderVersion,
+              "the required update was cancelled; the reader cannot be used until it is installed",
+              context: ["version": reader.deviceSoftwareVersion ?? "", "update": installed.deviceSoftwareVersion])))
+      }
+      guard updates.policy.connectsDespiteFailure(work.availability, error: error, at: date) else {
+        return runLink(link.preparationFailed(error))
+      }
+      // The grace rule: it connects with the update pending, tried again at the next connection.
+      reader.availableUpdate = installed
+      runLink(link.prepared(reader))
+      if link.connectedReader?.serialNumber == reader.serialNumber {
+        report(.didReportAvailableUpdate(reader, update: installed), to: .readerDelegate)
+      }
+    case .app(let id):
+      if error == nil {
+        link.updateReader {
+          $0.deviceSoftwareVersion = installed.deviceSoftwareVersion
+          $0.availableUpdate = nil
+        }
+        syncStatus()
+      }
+      complete(id, error.map { .failure($0) } ?? .success(link.connectedReader ?? reader))
+      finishCommand(id)
+    case .idleCheck:
+      preconditionFailure("an idle check installs nothing")
+    }
+  }
+
+  /// The link to `serialNumber` went down: update work for it ends (an install is interrupted).
+  /// Returns the interruption, for a connect whose reader was being prepared.
+  private mutating func updateLinkLost(serialNumber: String) -> ReaderError? {
+    guard let work = update, work.reader.serialNumber == serialNumber else { return nil }
+    guard work.install != nil else {
+      update = nil  // A check whose answer no longer matters.
+      return nil
+    }
+    var interruption: ReaderError?
+    installStep { install in
+      let steps = install.linkLost()
+      for case .finished(_, let error) in steps { interruption = error }
+      return steps
+    }
+    return interruption
+  }
+
+  /// The connection being prepared was cancelled: stop its update work at once.
+  private mutating func abandonUpdate() {
+    guard update?.purpose == .preparing else { return }
+    update?.abandoned = true
+    if update?.install != nil {
+      installStep { $0.abandon() }
+    }
+    update = nil
+  }
+
+  private mutating func armUpdateCheck() {
+    guard updates.hasCatalog else { return }
+    emit(.arm(.updateCheck, after: updates.checkInterval))
+  }
+
+  /// Asks the catalog again while a reader is connected and nothing else runs.
+  private mutating func idleUpdateCheck() {
+    guard let reader = link.connectedReader, link.status == .connected else { return }
+    armUpdateCheck()
+    guard queue.running == nil, update == nil else { return }
+    update = UpdateWork(purpose: .idleCheck, reader: reader)
+    askCatalog(about: reader)
   }
 
   // MARK: Reporting

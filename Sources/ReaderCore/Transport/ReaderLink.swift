@@ -1,5 +1,16 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// Something a reader reports over its link, always on the terminal's scheduler.
 public enum ReaderLinkEvent: Sendable, Hashable {
+  /// A reader installing an update reported how far it got, in `0...1`.
+  case updateProgress(serialNumber: String, progress: Double)
+  /// A reader finished installing an update: `nil` is success (it now runs the update's version);
+  /// otherwise it keeps its previous version.
+  case updateFinished(serialNumber: String, error: ReaderError?)
   /// A connected reader reported new battery readings.
   case batteryDidChange(serialNumber: String, level: Double, isCharging: Bool)
   /// A connected reader answered a reboot request; `nil` means it accepted.
@@ -23,4 +34,12 @@ public protocol ReaderLink: AnyObject, Sendable {
   /// Asks a connected reader to reboot; answered by `rebootResponse`, then (if accepted) the radio's
   /// `didDisconnect(reason: .rebootRequested)`.
   func reboot(serialNumber: String)
+  /// Sends a software update to a connected reader: its verified image (nil for an update without
+  /// one, such as a test update), and a `fault` a simulated reader is asked to show (a real backend
+  /// ignores it). Answered by `updateProgress` events and one `updateFinished`; if the link drops
+  /// first, the reader keeps its previous version and no `updateFinished` follows.
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+  /// Asks a reader to stop installing; answered by `updateFinished` (with an error once it stopped,
+  /// or success when it had already finished).
+  func cancelUpdate(serialNumber: String)
 }

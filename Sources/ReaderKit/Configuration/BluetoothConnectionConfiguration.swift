@@ -19,6 +19,8 @@ public struct BluetoothConnectionConfiguration: Sendable {
   public var reconnectPolicy: ReconnectPolicy { settings.policy }
   /// How long the first connection may take. 15 seconds by default.
   public var connectTimeout: Duration { settings.connectTimeout }
+  /// The update this connection sees instead of the catalog's, in testing.
+  public var testReaderUpdate: TestReaderUpdate? { settings.testUpdate }
 
   /// Builds a validated `BluetoothConnectionConfiguration`.
   public struct Builder: Sendable {
@@ -27,6 +29,7 @@ public struct BluetoothConnectionConfiguration: Sendable {
     private var autoReconnect = true
     private var policy = ReconnectPolicy.default
     private var connectTimeout = ConnectionSettings.defaultConnectTimeout
+    private var testUpdate: TestReaderUpdate?
 
     /// Starts a configuration for `locationId`, reporting to `delegate`.
     public init(delegate: any MobileReaderDelegate, locationId: String) {
@@ -51,6 +54,13 @@ public struct BluetoothConnectionConfiguration: Sendable {
       copy.connectTimeout = timeout
       return copy
     }
+    /// Picks the software update this connection sees instead of the catalog's, for testing the
+    /// update flows on demand (Stripe's `setTestReaderUpdate`); nil (the default) for the catalog's.
+    public func setTestReaderUpdate(_ update: TestReaderUpdate?) -> Builder {
+      var copy = self
+      copy.testUpdate = update
+      return copy
+    }
     /// Sets the location the reader is connected to.
     public func setLocationId(_ locationId: String) -> Builder {
       var copy = self
@@ -64,7 +74,8 @@ public struct BluetoothConnectionConfiguration: Sendable {
     ///   delay) or `connectTimeout` (not positive); `value` is the rejected duration.
     public func build() throws(ReaderError) -> BluetoothConnectionConfiguration {
       let settings = try ConnectionSettings(
-        locationId: locationId, autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout)
+        locationId: locationId, autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout,
+        testUpdate: testUpdate)
       return BluetoothConnectionConfiguration(delegate: delegate, settings: settings)
     }
   }

@@ -38,6 +38,24 @@ public protocol MobileReaderDelegate: AnyObject, Sendable {
   func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool)
   /// The battery fell below the warning level (15 %): ask the merchant to charge the reader.
   func readerDidReportLowBatteryWarning(_ reader: Reader)
+  /// An optional software update is available (`reader.availableUpdate` holds it): right after a
+  /// connection, or any time the catalog offers one while the reader is connected and idle. Nothing
+  /// is installed until the app calls `installAvailableUpdate()`; once its `requiredAt` passes, it is
+  /// installed at the next connection.
+  func reader(_ reader: Reader, didReportAvailableUpdate update: ReaderSoftwareUpdate)
+  /// An install started: a required update while connecting (the connect completes after it), or the
+  /// app's `installAvailableUpdate()`. `cancelable` stops it; it is nil for an incremental-only update.
+  /// Cancelling a required update fails the connection with `unsupportedReaderVersion`.
+  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?)
+  /// How far the install got, in `0...1`: it starts at 0, never goes back, ends at exactly 1 on
+  /// success, and is reported a few times a second at most.
+  func reader(_ reader: Reader, didReportReaderSoftwareUpdateProgress progress: Float)
+  /// The install ended, exactly once per start: `error` nil is success (the reader runs the update's
+  /// version); otherwise it keeps its previous version. `update` is nil when `installAvailableUpdate()`
+  /// found nothing to install. Errors: `readerSoftwareUpdateFailedBatteryLow`,
+  /// `readerSoftwareUpdateFailedInterrupted`, `readerSoftwareUpdateFailedReaderError`,
+  /// `readerSoftwareUpdateFailedServerError`, `readerSoftwareUpdateFailedExpiredUpdate`, `canceled`.
+  func reader(_ reader: Reader, didFinishInstallingUpdate update: ReaderSoftwareUpdate?, error: (any Error)?)
 }
 
 extension MobileReaderDelegate {
@@ -49,4 +67,9 @@ extension MobileReaderDelegate {
     _ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool
   ) {}
   public func readerDidReportLowBatteryWarning(_ reader: Reader) {}
+  public func reader(_ reader: Reader, didReportAvailableUpdate update: ReaderSoftwareUpdate) {}
+  public func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
+  }
+  public func reader(_ reader: Reader, didReportReaderSoftwareUpdateProgress progress: Float) {}
+  public func reader(_ reader: Reader, didFinishInstallingUpdate update: ReaderSoftwareUpdate?, error: (any Error)?) {}
 }

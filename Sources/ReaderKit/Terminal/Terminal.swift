@@ -1,3 +1,4 @@
+import Foundation
 import ReaderSimulator
 import Synchronization
 
@@ -37,14 +38,21 @@ public final class Terminal: Sendable {
   ///   - seed: the seed of the terminal's own randomness (reconnect jitter).
   ///   - delegateExecutor: where delegates and completions run; by default `.scheduler` on a
   ///     `VirtualClock` (deterministic) and `.mainActor` on any other scheduler.
+  ///   - updateCatalog: where reader software updates come from (`ManifestUpdateCatalog`,
+  ///     `HTTPUpdateCatalog`, `InMemoryUpdateCatalog`); without one, only a connection's test update
+  ///     (`setTestReaderUpdate`) is ever installed.
+  ///   - updatePolicy: the update rules (required or optional, the grace rule); this version's by default.
+  ///   - updateCheckInterval: how often the catalog is asked again while a reader is connected and idle.
   public convenience init(
     central: some BluetoothCentral & ReaderLink, scheduler: any Scheduler,
     store: any ReaderStore = Terminal.platformStore(), tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0,
-    delegateExecutor: DelegateExecutor? = nil
+    delegateExecutor: DelegateExecutor? = nil, updateCatalog: (any UpdateCatalog)? = nil,
+    updatePolicy: UpdatePolicy = UpdatePolicy(), updateCheckInterval: Duration = .seconds(3600)
   ) {
     self.init(
       central: central, readerLink: central, scheduler: scheduler, store: store, tuning: tuning, seed: seed,
-      delegateExecutor: delegateExecutor)
+      delegateExecutor: delegateExecutor, updateCatalog: updateCatalog, updatePolicy: updatePolicy,
+      updateCheckInterval: updateCheckInterval)
   }
 
   /// Creates a terminal over a Bluetooth radio, the channel to its readers, and a scheduler; see
@@ -52,21 +60,25 @@ public final class Terminal: Sendable {
   public convenience init(
     central: any BluetoothCentral, readerLink: any ReaderLink, scheduler: any Scheduler,
     store: any ReaderStore = Terminal.platformStore(), tuning: DiscoveryTuning = DiscoveryTuning(), seed: UInt64 = 0,
-    delegateExecutor: DelegateExecutor? = nil
+    delegateExecutor: DelegateExecutor? = nil, updateCatalog: (any UpdateCatalog)? = nil,
+    updatePolicy: UpdatePolicy = UpdatePolicy(), updateCheckInterval: Duration = .seconds(3600)
   ) {
+    let updates = TerminalStateMachine.UpdateSettings(
+      hasCatalog: updateCatalog != nil, policy: updatePolicy, checkInterval: updateCheckInterval,
+      epoch: Terminal.epoch(of: scheduler))
     self.init(
-      central: central, readerLink: readerLink, scheduler: scheduler, store: store,
+      central: central, readerLink: readerLink, scheduler: scheduler, store: store, updateCatalog: updateCatalog,
       delegateExecutor: delegateExecutor ?? (scheduler is VirtualClock ? .scheduler : .mainActor),
-      machine: TerminalStateMachine(tuning: tuning, seed: seed))
+      machine: TerminalStateMachine(tuning: tuning, seed: seed, updates: updates))
   }
 
   init(
     central: any BluetoothCentral, readerLink: any ReaderLink, scheduler: any Scheduler, store: any ReaderStore,
-    delegateExecutor: DelegateExecutor, machine: TerminalStateMachine
+    updateCatalog: (any UpdateCatalog)? = nil, delegateExecutor: DelegateExecutor, machine: TerminalStateMachine
   ) {
     engine = TerminalEngine(
-      scheduler: scheduler, central: central, readerLink: readerLink, store: store, executor: delegateExecutor,
-      machine: machine)
+      scheduler: scheduler, central: central, readerLink: readerLink, store: store, catalog: updateCatalog,
+      executor: delegateExecutor, machine: machine)
     engine.terminal = self
     central.setEventHandler { [engine] event in engine.feed(.bluetooth(event)) }
     readerLink.setLinkEventHandler { [engine] event in engine.feed(.readerLink(event)) }
@@ -95,6 +107,18 @@ public final class Terminal: Sendable {
 
   private static let sharedDriver = Mutex<RealTimeDriver?>(nil)
 
+  /// The date a simulation on a `VirtualClock` starts at (2026-01-01 00:00 UTC), so dates in a seeded
+  /// run — an update's `requiredAt`, the grace window — replay exactly. Build catalog releases for a
+  /// simulation relative to it.
+  public static let simulationEpoch = Date(timeIntervalSince1970: 1_767_225_600)
+
+  /// The date at `scheduler`'s time zero: the simulation's epoch on a `VirtualClock`, the real date
+  /// minus the time already elapsed otherwise.
+  static func epoch(of scheduler: any Scheduler) -> Date {
+    scheduler is VirtualClock
+      ? simulationEpoch : Date().addingTimeInterval(-Double(scheduler.elapsed.components.seconds))
+  }
+
   /// The persistent store a terminal uses unless given one: `UserDefaultsReaderStore()` (the
   /// app's standard defaults) on Apple platforms, elsewhere a `FileReaderStore` at
   /// `FileReaderStore.defaultLocation()` (`$XDG_DATA_HOME/readerkit/last-reader.json`).
@@ -110,12 +134,16 @@ public final class Terminal: Sendable {
   /// readers from `SimulatedFleet`. Drive time with `world.clock`. The store is in memory unless
   /// given, so simulations leave nothing on disk.
   public static func simulated(
-    seed: UInt64, readers: Int = 3, store: any ReaderStore = InMemoryReaderStore()
+    seed: UInt64, readers: Int = 3, store: any ReaderStore = InMemoryReaderStore(),
+    updateCatalog: (any UpdateCatalog)? = nil
   ) -> (terminal: Terminal, world: SimulatedBluetoothCentral) {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
-    return (Terminal(central: world, scheduler: clock, store: store, seed: seed, delegateExecutor: .scheduler), world)
+    let terminal = Terminal(
+      central: world, scheduler: clock, store: store, seed: seed, delegateExecutor: .scheduler,
+      updateCatalog: updateCatalog)
+    return (terminal, world)
   }
 
   /// The current connection status.
@@ -264,6 +292,29 @@ public final class Terminal: Sendable {
   public func rebootReader() async throws(ReaderError) {
     try await awaitResult { completion in
       rebootReader { error in completion(error.map { .failure($0) } ?? .success(())) }
+    }
+  }
+
+  // MARK: Software updates
+
+  /// Installs the connected reader's available update (`connectedReader?.availableUpdate`), as
+  /// Stripe's `installAvailableUpdate()`: the reader delegate hears `didStartInstallingUpdate`
+  /// (with a `Cancelable` unless the update is incremental only), progress, then
+  /// `didFinishInstallingUpdate`; the reader stays connected and reports its new version. With
+  /// nothing available, `didFinishInstallingUpdate(nil, nil)` follows at once. Like every command it
+  /// waits its turn, and commands issued during the install wait for it. The completion gets the
+  /// install's error (see `MobileReaderDelegate.reader(_:didFinishInstallingUpdate:error:)`), or
+  /// `notConnected`; the returned `Cancelable` withdraws the command while it waits (cancel a running
+  /// install with the `Cancelable` from `didStartInstallingUpdate`).
+  @discardableResult
+  public func installAvailableUpdate(completion: @escaping @Sendable (ReaderError?) -> Void = { _ in }) -> Cancelable {
+    submit(.installUpdate, .command(completion))
+  }
+
+  /// Installs the connected reader's available update; see `installAvailableUpdate(completion:)`.
+  public func installAvailableUpdate() async throws(ReaderError) {
+    try await awaitResult { completion in
+      installAvailableUpdate { error in completion(error.map { .failure($0) } ?? .success(())) }
     }
   }
 

@@ -33,6 +33,7 @@ final class TerminalEngine: @unchecked Sendable {
   let central: any BluetoothCentral
   let readerLink: any ReaderLink
   let store: any ReaderStore
+  let catalog: (any UpdateCatalog)?
   let executor: DelegateExecutor
   let snapshot = Mutex(Snapshot())
   private let observers = Mutex<(next: UInt64, all: [UInt64: @Sendable (TerminalEvent) -> Void])>((0, [:]))
@@ -43,15 +44,17 @@ final class TerminalEngine: @unchecked Sendable {
   private var timers: [TerminalStateMachine.Timer: ScheduledWork] = [:]
   private var readerDelegate: (any MobileReaderDelegate)?
   private var reconnection: (handle: UInt64, cancelable: Cancelable)?
+  private var installation: (handle: UInt64, cancelable: Cancelable)?
 
   init(
     scheduler: any Scheduler, central: any BluetoothCentral, readerLink: any ReaderLink, store: any ReaderStore,
-    executor: DelegateExecutor, machine: TerminalStateMachine
+    catalog: (any UpdateCatalog)?, executor: DelegateExecutor, machine: TerminalStateMachine
   ) {
     self.scheduler = scheduler
     self.central = central
     self.readerLink = readerLink
     self.store = store
+    self.catalog = catalog
     self.executor = executor
     self.machine = machine
   }
@@ -115,6 +118,25 @@ final class TerminalEngine: @unchecked Sendable {
           return nil
         } catch { return error }
       }) { [self] error in feed(.readerSaved(serialNumber: saved.serialNumber, error: error)) }
+    case .checkForUpdate(let installed, let date):
+      scheduler.performBlocking({ [catalog] in
+        Result { () throws(ReaderError) in try Self.catalog(catalog).availableUpdate(for: installed, at: date) }
+      }) { [self] result in feed(.updateChecked(result)) }
+    case .fetchImage(let image):
+      scheduler.performBlocking({ [catalog] in
+        Result { () throws(ReaderError) in try Self.catalog(catalog).firmwareImage(for: image) }
+      }) { [self] result in feed(.imageFetched(result)) }
+    case .installUpdate(let serial, let update, let image, let fault):
+      readerLink.installUpdate(serialNumber: serial, update: update, image: image, fault: fault)
+    case .cancelUpdate(let serial):
+      readerLink.cancelUpdate(serialNumber: serial)
+    case .openInstallHandle(let handle):
+      let cancelable = Cancelable { [scheduler] in scheduler.execute { self.feed(.cancelInstall(handle: handle)) } }
+      installation = (handle, cancelable)
+    case .closeInstallHandle(let handle, let canceled):
+      guard let current = installation, current.handle == handle else { return }
+      installation = nil
+      executor { current.cancelable.completed(canceled: canceled) }
     case .status(let status, let reader):
       snapshot.withLock { $0 = Snapshot(status: status, connectedReader: reader) }
     case .report(let kind, let recipient):
@@ -165,6 +187,7 @@ final class TerminalEngine: @unchecked Sendable {
     case .readerDelegate:
       guard let delegate = readerDelegate else { return }
       let cancelable = reconnection?.cancelable
+      let installing = installation?.cancelable
       executor {
         switch kind {
         case .didStartReconnect(let reader, let reason):
@@ -173,6 +196,14 @@ final class TerminalEngine: @unchecked Sendable {
         case .readerDidFailReconnect(let reader, _): delegate.readerDidFailReconnect(reader)
         case .didDisconnect(let reader, let reason): delegate.reader(reader, didDisconnect: reason)
         case .readerDidReportLowBatteryWarning(let reader): delegate.readerDidReportLowBatteryWarning(reader)
+        case .didReportAvailableUpdate(let reader, let update):
+          delegate.reader(reader, didReportAvailableUpdate: update)
+        case .didStartInstallingUpdate(let reader, let update, let cancelable):
+          delegate.reader(reader, didStartInstallingUpdate: update, cancelable: cancelable ? installing : nil)
+        case .didReportReaderSoftwareUpdateProgress(let reader, let progress):
+          delegate.reader(reader, didReportReaderSoftwareUpdateProgress: Float(progress))
+        case .didFinishInstallingUpdate(let reader, let update, let error):
+          delegate.reader(reader, didFinishInstallingUpdate: update, error: error)
         case .didReportBatteryLevel(let reader):
           delegate.reader(
             reader, didReportBatteryLevel: reader.batteryLevel ?? 0, status: reader.batteryStatus,
@@ -182,6 +213,12 @@ final class TerminalEngine: @unchecked Sendable {
         }
       }
     }
+  }
+
+  /// The catalog the machine asks about updates; it asks only when the terminal has one.
+  private static func catalog(_ catalog: (any UpdateCatalog)?) throws(ReaderError) -> any UpdateCatalog {
+    guard let catalog else { preconditionFailure("updates are checked only on a terminal with a catalog") }
+    return catalog
   }
 
   private func publish(_ kind: TerminalEvent.Kind) {

@@ -1,0 +1,196 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// One software update install, from start to finish: fetch and verify the image, send it to the
+/// reader, report its progress, and finish exactly once.
+///
+/// Guarantees, whatever arrives late or at once (a link loss and a cancel together, a progress tick
+/// after the finish): `started` comes first and once; progress starts at 0, never goes back, stays
+/// below 1 until the reader confirms, ends at exactly 1 on success and is reported at most once per
+/// `progressInterval`; `finished` comes last and once. A reader that drops the link mid-install keeps
+/// its old version: the reader installs nothing it has not fully received and confirmed.
+package struct UpdateInstallStateMachine {
+  package enum Timer: Hashable, Sendable {
+    /// The next progress report.
+    case progress
+    /// How long the reader has to confirm a cancel.
+    case cancelReply
+  }
+
+  package enum Action: Equatable, Sendable {
+    /// The install began; `cancelable` is false for an incremental-only update.
+    case started(ReaderSoftwareUpdate, cancelable: Bool)
+    /// Progress in `0...1`.
+    case progress(Double)
+    /// Download and verify the image; answered by `imageFetched`.
+    case fetchImage(FirmwareImage)
+    /// Send the update (with its verified image, if it has one) to the reader; answered by
+    /// `readerProgress` and `readerFinished`.
+    case install(ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+    /// Ask the reader to stop; answered by `readerFinished`.
+    case cancelInstall
+    case arm(Timer, after: Duration)
+    case disarm(Timer)
+    /// The install is over: `nil` is success. Always the last action, exactly once.
+    case finished(ReaderSoftwareUpdate, ReaderError?)
+  }
+
+  /// Where the install stands.
+  private enum State: Equatable {
+    /// Not started.
+    case idle
+    /// Downloading and verifying the image.
+    case fetching
+    /// The reader installs; `reported` is the last progress reported, `latest` the reader's latest.
+    case installing(reported: Double, latest: Double)
+    /// The app cancelled; waiting for the reader to stop.
+    case canceling(reported: Double, latest: Double)
+    /// Over; late input is absorbed.
+    case finished
+  }
+
+  /// How often progress is reported at most.
+  package static let progressInterval = Duration.milliseconds(250)
+  /// The highest progress reported before the reader confirms the install.
+  package static let progressBeforeConfirmation = 0.99
+  /// How long the reader has to confirm a cancel before the install is given up.
+  package static let cancelReplyTimeout = Duration.seconds(10)
+
+  package let update: ReaderSoftwareUpdate
+  private let fault: UpdateFault?
+  private var state = State.idle
+
+  /// An install of `update`; `fault` asks a simulated reader to misbehave (test updates only).
+  package init(update: ReaderSoftwareUpdate, fault: UpdateFault? = nil) {
+    self.update = update
+    self.fault = fault
+  }
+
+  /// Whether the app can cancel it (Stripe's rule: not an incremental-only update).
+  package var isCancelable: Bool { !update.isIncrementalOnly }
+
+  package var isFinished: Bool { state == .finished }
+
+  /// Starts the install at `now` (an expired update fails at once, after `started`).
+  package mutating func start(now: Date) -> [Action] {
+    guard state == .idle else { return [] }
+    let opening: [Action] = [.started(update, cancelable: isCancelable), .progress(0)]
+    if update.isExpired(at: now) {
+      return opening
+        + finish(
+          ReaderError(
+            .readerSoftwareUpdateFailedExpiredUpdate,
+            "the update expired before it was installed; connect again to get a current one",
+            context: ["version": update.deviceSoftwareVersion]))
+    }
+    if let image = update.image {
+      state = .fetching
+      return opening + [.fetchImage(image)]
+    }
+    return opening + beginInstall(image: nil)
+  }
+
+  /// The image was downloaded and verified, or could not be.
+  package mutating func imageFetched(_ result: Result<Data, ReaderError>) -> [Action] {
+    guard state == .fetching else { return [] }
+    switch result {
+    case .success(let data):
+      return beginInstall(image: data)
+    case .failure(let cause):
+      var context = cause.context
+      context["cause"] = "\(cause.code)"
+      return finish(
+        ReaderError(
+          .readerSoftwareUpdateFailedServerError, "the update's image could not be obtained: \(cause.message)",
+          context: context))
+    }
+  }
+
+  /// The reader reported how far it got.
+  package mutating func readerProgress(_ progress: Double) -> [Action] {
+    let value = progress.isNaN ? 0 : min(max(progress, 0), 1)
+    switch state {
+    case .installing(let reported, let latest): state = .installing(reported: reported, latest: max(latest, value))
+    case .canceling(let reported, let latest): state = .canceling(reported: reported, latest: max(latest, value))
+    case .idle, .fetching, .finished: break
+    }
+    return []
+  }
+
+  /// The reader finished: `nil` is success (also when a cancel came too late to stop it).
+  package mutating func readerFinished(_ error: ReaderError?) -> [Action] {
+    switch state {
+    case .installing(let reported, _), .canceling(let reported, _):
+      guard let error else { return (reported < 1 ? [.progress(1)] : []) + finish(nil) }
+      if case .canceling = state { return finish(ReaderError.canceled("installUpdate")) }
+      return finish(error)
+    case .idle, .fetching, .finished:
+      return []
+    }
+  }
+
+  /// The link to the reader went down: the install is interrupted (the reader keeps its version).
+  package mutating func linkLost() -> [Action] {
+    switch state {
+    case .fetching, .installing, .canceling:
+      return finish(
+        ReaderError(
+          .readerSoftwareUpdateFailedInterrupted,
+          "the reader was lost while installing the update (out of range, switched off or out of battery); it keeps its previous version",
+          context: ["version": update.deviceSoftwareVersion]))
+    case .idle, .finished:
+      return []
+    }
+  }
+
+  /// The install is given up at once, because the connection it belongs to was cancelled (the link
+  /// is about to be let go of, so the reader stops and keeps its version).
+  package mutating func abandon() -> [Action] {
+    switch state {
+    case .fetching, .installing, .canceling: return finish(ReaderError.canceled("installUpdate"))
+    case .idle, .finished: return []
+    }
+  }
+
+  /// The app cancelled the install. An incremental-only update cannot be cancelled.
+  package mutating func cancel() -> [Action] {
+    guard isCancelable else { return [] }
+    switch state {
+    case .fetching:
+      return finish(ReaderError.canceled("installUpdate"))  // Nothing was sent to the reader.
+    case .installing(let reported, let latest):
+      state = .canceling(reported: reported, latest: latest)
+      return [.cancelInstall, .arm(.cancelReply, after: Self.cancelReplyTimeout)]
+    case .idle, .canceling, .finished:
+      return []
+    }
+  }
+
+  package mutating func timerFired(_ timer: Timer) -> [Action] {
+    switch (timer, state) {
+    case (.progress, .installing(let reported, let latest)):
+      let value = min(latest, Self.progressBeforeConfirmation)
+      state = .installing(reported: max(reported, value), latest: latest)
+      return (value > reported ? [.progress(value)] : []) + [.arm(.progress, after: Self.progressInterval)]
+    case (.progress, .canceling):
+      return []  // No progress is reported while the reader stops.
+    case (.cancelReply, .canceling):
+      return finish(ReaderError.canceled("installUpdate"))
+    case (_, .idle), (_, .fetching), (_, .installing), (_, .canceling), (_, .finished):
+      return []  // A timer that outlived the state that armed it.
+    }
+  }
+
+  private mutating func beginInstall(image: Data?) -> [Action] {
+    state = .installing(reported: 0, latest: 0)
+    return [.install(update, image: image, fault: fault), .arm(.progress, after: Self.progressInterval)]
+  }
+
+  private mutating func finish(_ error: ReaderError?) -> [Action] {
+    state = .finished
+    return [.disarm(.progress), .disarm(.cancelReply), .finished(update, error)]
+  }
+}
