@@ -1,0 +1,335 @@
+import Foundation
+import Testing
+
+@testable import ReaderCore
+
+private typealias Action = UpdateInstallStateMachine.Action
+
+private let now = Date(timeIntervalSince1970: 1_767_225_600)
+private let interval = UpdateInstallStateMachine.progressInterval
+private let image = FirmwareImage(
+  url: URL(string: "https://updates.example/m2-2.02.bin")!, size: 4,
+  sha256: SHA256Checksum(bytes: [UInt8](repeating: 7, count: 32))!)
+
+private func update(
+  _ components: UpdateComponent = [.firmware, .config], image: FirmwareImage? = nil, expiresAt: Date? = nil
+) -> ReaderSoftwareUpdate {
+  ReaderSoftwareUpdate(
+    deviceSoftwareVersion: "2.02.00.01", durationEstimate: .estimate1To2Minutes, components: components,
+    requiredAt: now, image: image, expiresAt: expiresAt)
+}
+
+private let full = update()
+
+/// An install of `full` that has been sent to the reader.
+private func installing(_ pending: ReaderSoftwareUpdate = full) -> UpdateInstallStateMachine {
+  var machine = UpdateInstallStateMachine(update: pending)
+  _ = machine.start(now: now)
+  return machine
+}
+
+private func finished(_ actions: [Action]) -> [ReaderError?] {
+  actions.compactMap { if case .finished(_, let error) = $0 { error } else { nil } }
+}
+
+private func progress(_ actions: [Action]) -> [Double] {
+  actions.compactMap { if case .progress(let value) = $0 { value } else { nil } }
+}
+
+@Suite struct UpdateInstallStateMachineTests {
+  @Test func startReportsTheStartAndZeroThenSendsTheUpdateToTheReader() {
+    var machine = UpdateInstallStateMachine(update: full, fault: .fail(atProgress: 0.5))
+    #expect(
+      machine.start(now: now) == [
+        .started(full, cancelable: true), .progress(0), .install(full, image: nil, fault: .fail(atProgress: 0.5)),
+        .arm(.progress, after: interval),
+      ])
+    #expect(machine.start(now: now) == [], "started once")
+  }
+
+  @Test func anUpdateWithAnImageIsVerifiedBeforeTheFirstByteGoesToTheReader() {
+    let withImage = update(image: image)
+    var machine = UpdateInstallStateMachine(update: withImage)
+    #expect(machine.start(now: now) == [.started(withImage, cancelable: true), .progress(0), .fetchImage(image)])
+    #expect(machine.readerProgress(0.5) == [], "nothing is installing yet")
+    let bytes = Data([1, 2, 3, 4])
+    #expect(
+      machine.imageFetched(.success(bytes)) == [
+        .install(withImage, image: bytes, fault: nil), .arm(.progress, after: interval),
+      ])
+  }
+
+  @Test func anImageThatCannotBeObtainedFailsAsAServerErrorNamingTheCause() {
+    var machine = UpdateInstallStateMachine(update: update(image: image))
+    _ = machine.start(now: now)
+    let mismatch = ReaderError(.firmwareImageRejected, "digest", context: ["url": image.url.absoluteString])
+    let actions = machine.imageFetched(.failure(mismatch))
+    #expect(!actions.contains { if case .install = $0 { true } else { false } }, "the reader is untouched")
+    let error = finished(actions).first ?? nil
+    #expect(error?.code == .readerSoftwareUpdateFailedServerError)
+    #expect(error?.context["cause"] == "firmwareImageRejected")
+    #expect(error?.context["url"] == image.url.absoluteString)
+  }
+
+  @Test func anIncrementalOnlyUpdateCannotBeCancelled() {
+    let incremental = update(.incremental)
+    var machine = UpdateInstallStateMachine(update: incremental)
+    #expect(machine.start(now: now).first == .started(incremental, cancelable: false))
+    #expect(machine.cancel() == [])
+    #expect(!machine.isFinished)
+  }
+
+  @Test func anExpiredUpdateFailsAtOnceAfterItsStart() {
+    let expired = update(expiresAt: now)
+    var machine = UpdateInstallStateMachine(update: expired)
+    let actions = machine.start(now: now)
+    #expect(actions.first == .started(expired, cancelable: true))
+    #expect(finished(actions).first??.code == .readerSoftwareUpdateFailedExpiredUpdate)
+    #expect(!actions.contains { if case .install = $0 { true } else { false } })
+  }
+
+  @Test func progressIsCoalescedMonotonicAndBelowOneUntilTheReaderConfirms() {
+    var machine = installing()
+    var reported: [Double] = [0]
+    for tick in 1...40 {
+      // The reader reports ten times per tick, sometimes going back.
+      for step in 0..<10 { _ = machine.readerProgress(Double(tick * 10 + step) / 400 - (step == 5 ? 0.2 : 0)) }
+      let actions = machine.timerFired(.progress)
+      #expect(actions.last == .arm(.progress, after: interval))
+      reported += progress(actions)
+    }
+    #expect(reported.count <= 41, "at most one report per interval")
+    #expect(reported == reported.sorted(), "never goes back")
+    #expect(reported.allSatisfy { $0 < 1 }, "1 is reported only once the reader confirms")
+    #expect(reported.last == UpdateInstallStateMachine.progressBeforeConfirmation)
+    let done = machine.readerFinished(nil)
+    #expect(done == [.progress(1), .disarm(.progress), .disarm(.cancelReply), .finished(full, nil)])
+  }
+
+  @Test func aTickWithoutNewProgressReportsNothing() {
+    var machine = installing()
+    _ = machine.readerProgress(0.3)
+    #expect(progress(machine.timerFired(.progress)) == [0.3])
+    #expect(progress(machine.timerFired(.progress)) == [])
+    _ = machine.readerProgress(0.2)
+    #expect(progress(machine.timerFired(.progress)) == [], "a step back is not progress")
+  }
+
+  @Test func aReaderErrorFinishesWithIt() {
+    var machine = installing()
+    let failure = ReaderError(.readerSoftwareUpdateFailedBatteryLow, "battery")
+    #expect(finished(machine.readerFinished(failure)) == [failure])
+  }
+
+  @Test(arguments: [0, 1, 2])
+  func aLostLinkInterruptsTheInstallOnceWhateverFollows(stage: Int) {
+    var machine = UpdateInstallStateMachine(update: update(image: image))
+    _ = machine.start(now: now)
+    if stage >= 1 { _ = machine.imageFetched(.success(Data([1, 2, 3, 4]))) }
+    if stage >= 2 { _ = machine.cancel() }
+    let lost = machine.linkLost()
+    #expect(finished(lost).first??.code == .readerSoftwareUpdateFailedInterrupted)
+    // Everything late is absorbed: finish exactly once.
+    #expect(machine.linkLost() == [])
+    #expect(machine.readerFinished(nil) == [])
+    #expect(machine.readerProgress(1) == [])
+    #expect(machine.cancel() == [])
+    #expect(machine.abandon() == [])
+    #expect(machine.timerFired(.progress) == [])
+    #expect(machine.timerFired(.cancelReply) == [])
+    #expect(machine.imageFetched(.success(Data())) == [])
+  }
+
+  @Test func cancellingWaitsForTheReaderToStop() {
+    var machine = installing()
+    _ = machine.readerProgress(0.4)
+    #expect(
+      machine.cancel() == [.cancelInstall, .arm(.cancelReply, after: UpdateInstallStateMachine.cancelReplyTimeout)])
+    #expect(machine.cancel() == [], "cancel is idempotent")
+    #expect(progress(machine.timerFired(.progress)).isEmpty, "no progress while it stops")
+    #expect(finished(machine.readerFinished(.canceled("installUpdate"))).first??.code == .canceled)
+  }
+
+  @Test func aCancelThatCameTooLateLetsTheInstallSucceed() {
+    var machine = installing()
+    _ = machine.cancel()
+    let done = machine.readerFinished(nil)
+    #expect(done.first == .progress(1))
+    #expect(finished(done) == [nil])
+  }
+
+  @Test func aReaderThatNeverConfirmsTheCancelIsGivenUp() {
+    var machine = installing()
+    _ = machine.cancel()
+    #expect(finished(machine.timerFired(.cancelReply)).first??.code == .canceled)
+  }
+
+  @Test func cancellingWhileTheImageDownloadsSendsNothingToTheReader() {
+    var machine = UpdateInstallStateMachine(update: update(image: image))
+    _ = machine.start(now: now)
+    let actions = machine.cancel()
+    #expect(finished(actions).first??.code == .canceled)
+    #expect(!actions.contains(.cancelInstall))
+    #expect(machine.imageFetched(.success(Data([1, 2, 3, 4]))) == [], "the late download is dropped")
+  }
+
+  @Test func abandoningEndsEvenAnIncrementalInstallAtOnce() {
+    var machine = installing(update(.incremental))
+    #expect(finished(machine.abandon()).first??.code == .canceled)
+  }
+
+  @Test func randomInputsKeepStartFirstFinishLastAndProgressMonotonic() {
+    for seed in UInt64(1)...300 {
+      var random = SeededRandom(seed: seed)
+      let pending = random.next() % 2 == 0 ? full : update(image: image)
+      var machine = UpdateInstallStateMachine(update: pending)
+      var all = machine.start(now: now)
+      for _ in 0..<60 {
+        switch random.next() % 8 {
+        case 0: all += machine.imageFetched(.success(Data([1, 2, 3, 4])))
+        case 1: all += machine.readerProgress(random.nextUnit() * 1.2 - 0.1)
+        case 2, 3: all += machine.timerFired(.progress)
+        case 4: all += machine.cancel()
+        case 5: all += random.next() % 4 == 0 ? machine.linkLost() : []
+        case 6:
+          all += random.next() % 5 == 0 ? machine.readerFinished(random.next() % 2 == 0 ? nil : .canceled("x")) : []
+        default: all += machine.timerFired(.cancelReply)
+        }
+      }
+      let starts = all.filter { if case .started = $0 { true } else { false } }
+      let ends = all.indices.filter { if case .finished = all[$0] { true } else { false } }
+      let values = progress(all)
+      #expect(starts.count == 1, "seed \(seed)")
+      #expect(ends.count <= 1, "seed \(seed): finished \(ends.count) times")
+      if let end = ends.first { #expect(end == all.count - 1, "seed \(seed): actions after the finish") }
+      #expect(values.first == 0 && values == values.sorted(), "seed \(seed): progress \(values)")
+      if case .finished(_, nil)? = all.last { #expect(values.last == 1, "seed \(seed)") }
+      if case .finished(_, _?)? = all.last { #expect(!values.contains(1), "seed \(seed): 1 on a failure") }
+    }
+  }
+}
+
+@Suite struct UpdatePolicyTests {
+  private let day = 86_400.0
+
+  private func availability(requiredIn days: Double, supersededDaysAgo: Double?) -> UpdateAvailability {
+    UpdateAvailability(
+      update: ReaderSoftwareUpdate(
+        deviceSoftwareVersion: "2.0", durationEstimate: .estimate1To2Minutes, components: [.config],
+        requiredAt: now.addingTimeInterval(days * day)),
+      installedVersionSupersededAt: supersededDaysAgo.map { now.addingTimeInterval(-$0 * day) })
+  }
+
+  @Test func anUpdateIsRequiredOnceItsRequiredAtHasPassed() {
+    let policy = UpdatePolicy()
+    let later = availability(requiredIn: 7, supersededDaysAgo: 1)
+    guard case .optional = policy.decide(later, at: now) else {
+      Issue.record("expected optional")
+      return
+    }
+    guard case .required = policy.decide(later, at: now.addingTimeInterval(7 * day)) else {
+      Issue.record("expected required at requiredAt")
+      return
+    }
+    #expect(policy.decide(.upToDate, at: now) == .upToDate)
+  }
+
+  @Test func anIncrementalOnlyUpdateIsAlwaysRequired() {
+    let incremental = UpdateAvailability(
+      update: ReaderSoftwareUpdate(
+        deviceSoftwareVersion: "2.0", durationEstimate: .estimateLessThan1Minute, components: .incremental,
+        requiredAt: now.addingTimeInterval(30 * day)), installedVersionSupersededAt: nil)
+    guard case .required = UpdatePolicy().decide(incremental, at: now) else {
+      Issue.record("expected required")
+      return
+    }
+  }
+
+  @Test func theGraceRuleHoldsWithinThirtyDaysOfRunningTheLatestSoftware() {
+    let policy = UpdatePolicy()
+    let failure = ReaderError(.readerSoftwareUpdateFailedBatteryLow, "battery")
+    let hour = 1.0 / 24
+    #expect(
+      policy.connectsDespiteFailure(
+        availability(requiredIn: -1, supersededDaysAgo: 29 + 23 * hour), error: failure, at: now))
+    #expect(
+      !policy.connectsDespiteFailure(
+        availability(requiredIn: -1, supersededDaysAgo: 30 + hour), error: failure, at: now))
+    #expect(
+      policy.connectsDespiteFailure(availability(requiredIn: -1, supersededDaysAgo: nil), error: failure, at: now))
+  }
+
+  @Test func theGraceRuleNeedsAReaderKitThatHasIt() {
+    let recent = availability(requiredIn: -1, supersededDaysAgo: 1)
+    let failure = ReaderError(.readerSoftwareUpdateFailedReaderError, "reader")
+    let older = UpdatePolicy(sdkVersion: try! SoftwareVersion("1.2.9"))
+    #expect(!older.connectsDespiteFailure(recent, error: failure, at: now))
+    let exact = UpdatePolicy(sdkVersion: UpdatePolicy.graceIntroducedIn)
+    #expect(exact.connectsDespiteFailure(recent, error: failure, at: now))
+  }
+
+  @Test func aCancelledOrInterruptedUpdateNeverConnects() {
+    let recent = availability(requiredIn: -1, supersededDaysAgo: 1)
+    let policy = UpdatePolicy()
+    #expect(!policy.connectsDespiteFailure(recent, error: .canceled("installUpdate"), at: now))
+    #expect(
+      !policy.connectsDespiteFailure(
+        recent, error: ReaderError(.readerSoftwareUpdateFailedInterrupted, "lost"), at: now))
+  }
+}
+
+@Suite struct TestReaderUpdateTests {
+  private func resolve(_ test: TestReaderUpdate, installed: String = "2.01.00.17", seed: UInt64 = 1)
+    -> (availability: UpdateAvailability, fault: UpdateFault?)
+  {
+    var random = SeededRandom(seed: seed)
+    return test.resolve(installedVersion: installed, at: now, random: &random)
+  }
+
+  @Test func anAvailableUpdateIsOptionalForAWeekAndMarkedAsATestUpdate() {
+    let (availability, fault) = resolve(.available([.config]))
+    let update = availability.update
+    #expect(update?.isTestUpdate == true)
+    #expect(update?.components == [.config])
+    #expect(update?.deviceSoftwareVersion == "2.01.00.18")
+    #expect(update?.isRequired(at: now) == false)
+    #expect(update?.isRequired(at: now.addingTimeInterval(7 * 86_400)) == true)
+    #expect(fault == nil)
+  }
+
+  @Test func aRequiredUpdateIsRequiredNowAndAFullOneTakesAboutAMinute() {
+    let (availability, _) = resolve(.required(TestReaderUpdate.fullUpdate))
+    #expect(availability.update?.isRequired(at: now) == true)
+    #expect(availability.update?.durationEstimate == .estimate1To2Minutes)
+    #expect(!availability.hasRunLatestSoftware(within: UpdatePolicy.graceWindow, at: now))
+  }
+
+  @Test func anIncrementalUpdateKeepsTheVersion() {
+    #expect(resolve(.required(.incremental)).availability.update?.deviceSoftwareVersion == "2.01.00.17")
+  }
+
+  @Test func lowBatteryKindsDifferOnlyInWhetherTheReaderIsRecent() {
+    let failing = resolve(.lowBattery())
+    let connecting = resolve(.lowBatterySucceedConnect())
+    #expect(failing.fault == .lowBattery && connecting.fault == .lowBattery)
+    #expect(!failing.availability.hasRunLatestSoftware(within: UpdatePolicy.graceWindow, at: now))
+    #expect(connecting.availability.hasRunLatestSoftware(within: UpdatePolicy.graceWindow, at: now))
+  }
+
+  @Test func failingAndInterruptedCarryTheirFault() {
+    #expect(resolve(.failing(atProgress: 0.3)).fault == .fail(atProgress: 0.3))
+    #expect(resolve(.interrupted(atProgress: 0.7)).fault == .dropLink(atProgress: 0.7))
+  }
+
+  @Test func randomIsDrawnFromTheSeedAndCoversEveryOutcome() {
+    var outcomes: Set<String> = []
+    for seed in UInt64(1)...200 {
+      let first = resolve(.random(), seed: seed)
+      let again = resolve(.random(), seed: seed)
+      #expect(first.availability == again.availability && first.fault == again.fault, "seed \(seed)")
+      let required = first.availability.update?.isRequired(at: now)
+      outcomes.insert("\(required.map { "\($0)" } ?? "none") \(first.fault.map { "\($0)" } ?? "-")")
+    }
+    #expect(outcomes.count == 4, "\(outcomes)")  // none, optional, required, required with a low battery
+  }
+}
