@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import ReaderCore
@@ -426,5 +427,119 @@ extension Reader {
     var reader = self
     reader.apply(info)
     return reader
+  }
+}
+
+@Suite struct TerminalStateMachineUpdateTests {
+  private let epoch = Date(timeIntervalSince1970: 1_767_225_600)
+  private let image = FirmwareImage(
+    url: URL(string: "https://updates.example/m2.bin")!, size: 3,
+    sha256: SHA256Checksum(bytes: [UInt8](repeating: 1, count: 32))!)
+
+  private func harness() -> Harness {
+    var h = Harness()
+    h.machine = TerminalStateMachine(
+      seed: 1, updates: .init(hasCatalog: true, checkInterval: .seconds(3600), epoch: epoch))
+    return h
+  }
+
+  private func availability(required: Bool) -> UpdateAvailability {
+    UpdateAvailability(
+      update: ReaderSoftwareUpdate(
+        deviceSoftwareVersion: "2.4.0", durationEstimate: .estimate1To2Minutes, components: [.firmware],
+        requiredAt: epoch.addingTimeInterval(required ? -60 : 86_400), image: image),
+      installedVersionSupersededAt: epoch.addingTimeInterval(-90 * 86_400))
+  }
+
+  /// Connects up to the link coming up: the reader is being prepared.
+  private func linked(_ h: inout Harness) -> [Action] {
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    return h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+  }
+
+  @Test func aLinkThatComesUpIsCheckedBeforeTheReaderCountsAsConnected() throws {
+    var h = harness()
+    let up = linked(&h)
+    let installed = InstalledSoftware(
+      deviceType: .stripeM2, serialNumber: serial, locationId: location, version: try SoftwareVersion("2.3.1"))
+    #expect(up.contains(.checkForUpdate(installed, at: epoch)))
+    #expect(!reports(up).contains { if case .didConnect = $0 { true } else { false } })
+    #expect(h.machine.status == .connecting)
+  }
+
+  @Test func aRequiredUpdateIsFetchedVerifiedAndInstalledThenTheReaderConnects() {
+    var h = harness()
+    _ = linked(&h)
+    let checked = h.feed(.updateChecked(.success(availability(required: true))))
+    #expect(checked.contains(.openInstallHandle(1)))
+    #expect(checked.contains(.fetchImage(image)))
+    #expect(!checked.contains { if case .installUpdate = $0 { true } else { false } }, "not before it is verified")
+    let bytes = Data([1, 2, 3])
+    let fetched = h.feed(.imageFetched(.success(bytes)))
+    let update = availability(required: true).update!
+    #expect(fetched.contains(.installUpdate(serialNumber: serial, update: update, image: bytes, fault: nil)))
+    let done = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: nil)))
+    let finished = done.firstIndex { if case .report(.didFinishInstallingUpdate, _) = $0 { true } else { false } } ?? -1
+    let connected = done.firstIndex { if case .report(.didConnect, _) = $0 { true } else { false } } ?? -1
+    #expect(finished >= 0 && finished < connected)
+    #expect(h.machine.status == .connected)
+  }
+
+  @Test func aReaderLostMidInstallFailsTheConnectWithTheInterruption() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(.success(availability(required: true))))
+    h.feed(.imageFetched(.success(Data([1, 2, 3]))))
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let kinds = reports(lost)
+    let finish = kinds.firstIndex {
+      if case .didFinishInstallingUpdate(_, _, let error) = $0 {
+        error?.code == .readerSoftwareUpdateFailedInterrupted
+      } else {
+        false
+      }
+    }
+    let failed = kinds.firstIndex {
+      if case .didFailToConnect(_, let error) = $0 {
+        error.code == .readerSoftwareUpdateFailedInterrupted
+      } else {
+        false
+      }
+    }
+    #expect(finish != nil && failed != nil && finish! < failed!)
+    #expect(errorCode(completions(lost)[1]) == .readerSoftwareUpdateFailedInterrupted)
+    #expect(!kinds.contains { if case .didConnect = $0 { true } else { false } })
+  }
+
+  @Test func anOptionalUpdateIsReportedRightAfterDidConnect() {
+    var h = harness()
+    _ = linked(&h)
+    let checked = reports(h.feed(.updateChecked(.success(availability(required: false)))))
+    let connected = checked.firstIndex { if case .didConnect = $0 { true } else { false } } ?? -1
+    let available = checked.firstIndex { if case .didReportAvailableUpdate = $0 { true } else { false } } ?? -1
+    #expect(connected >= 0 && connected < available)
+  }
+
+  @Test func aCatalogFailureIsNeverReadAsNoUpdate() {
+    var h = harness()
+    _ = linked(&h)
+    let failed = h.feed(.updateChecked(.failure(ReaderError(.updateCatalogTimedOut, "stalled"))))
+    #expect(errorCode(completions(failed)[1]) == .readerSoftwareUpdateFailedServerError)
+    #expect(failed.contains(.closeLink(serialNumber: serial)))
+  }
+
+  @Test func theCatalogIsAskedAgainOnlyWhileTheReaderIsConnectedAndIdle() {
+    var h = harness()
+    _ = linked(&h)
+    let connected = h.feed(.updateChecked(.success(.upToDate)))
+    #expect(connected.contains(.arm(.updateCheck, after: .seconds(3600))))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.now = .seconds(3600)
+    let check = h.feed(.timerFired(.updateCheck))
+    #expect(check.contains { if case .checkForUpdate = $0 { true } else { false } })
+    let offered = h.feed(.updateChecked(.success(availability(required: true))))
+    #expect(reports(offered).contains { if case .didReportAvailableUpdate = $0 { true } else { false } })
+    #expect(!offered.contains { if case .fetchImage = $0 { true } else { false } }, "nothing installs while connected")
   }
 }
