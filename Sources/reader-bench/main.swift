@@ -17,6 +17,9 @@ let benchmarks = [
   Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak and the scheduler against a sort") {
     printTerminalBenchmark(runTerminalBenchmark(days: 30, items: 200_000))
   },
+  Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline") {
+    printUpdateBenchmark(runUpdateBenchmark(days: 30, imageMiB: 32))
+  },
 ]
 
 let usage =

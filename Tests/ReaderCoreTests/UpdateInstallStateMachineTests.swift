@@ -24,7 +24,7 @@ private let full = update()
 /// An install of `full` that has been sent to the reader.
 private func installing(_ pending: ReaderSoftwareUpdate = full) -> UpdateInstallStateMachine {
   var machine = UpdateInstallStateMachine(update: pending)
-  _ = machine.start(now: now)
+  _ = machine.start(at: .zero, date: now)
   return machine
 }
 
@@ -40,30 +40,28 @@ private func progress(_ actions: [Action]) -> [Double] {
   @Test func startReportsTheStartAndZeroThenSendsTheUpdateToTheReader() {
     var machine = UpdateInstallStateMachine(update: full, fault: .fail(atProgress: 0.5))
     #expect(
-      machine.start(now: now) == [
+      machine.start(at: .zero, date: now) == [
         .started(full, cancelable: true), .progress(0), .install(full, image: nil, fault: .fail(atProgress: 0.5)),
-        .arm(.progress, after: interval),
       ])
-    #expect(machine.start(now: now) == [], "started once")
+    #expect(machine.start(at: .zero, date: now) == [], "started once")
   }
 
   @Test func anUpdateWithAnImageIsVerifiedBeforeTheFirstByteGoesToTheReader() {
     let withImage = update(image: image)
     var machine = UpdateInstallStateMachine(update: withImage)
-    #expect(machine.start(now: now) == [.started(withImage, cancelable: true), .progress(0), .fetchImage(image)])
-    #expect(machine.readerProgress(0.5) == [], "nothing is installing yet")
+    #expect(
+      machine.start(at: .zero, date: now) == [.started(withImage, cancelable: true), .progress(0), .fetchImage(image)])
+    #expect(machine.readerProgress(0.5, now: .zero) == [], "nothing is installing yet")
     let bytes = Data([1, 2, 3, 4])
     #expect(
-      machine.imageFetched(.success(bytes)) == [
-        .install(withImage, image: bytes, fault: nil), .arm(.progress, after: interval),
-      ])
+      machine.imageFetched(.success(bytes), now: .zero) == [.install(withImage, image: bytes, fault: nil)])
   }
 
   @Test func anImageThatCannotBeObtainedFailsAsAServerErrorNamingTheCause() {
     var machine = UpdateInstallStateMachine(update: update(image: image))
-    _ = machine.start(now: now)
+    _ = machine.start(at: .zero, date: now)
     let mismatch = ReaderError(.firmwareImageRejected, "digest", context: ["url": image.url.absoluteString])
-    let actions = machine.imageFetched(.failure(mismatch))
+    let actions = machine.imageFetched(.failure(mismatch), now: .zero)
     #expect(!actions.contains { if case .install = $0 { true } else { false } }, "the reader is untouched")
     let error = finished(actions).first ?? nil
     #expect(error?.code == .readerSoftwareUpdateFailedServerError)
@@ -74,7 +72,7 @@ private func progress(_ actions: [Action]) -> [Double] {
   @Test func anIncrementalOnlyUpdateCannotBeCancelled() {
     let incremental = update(.incremental)
     var machine = UpdateInstallStateMachine(update: incremental)
-    #expect(machine.start(now: now).first == .started(incremental, cancelable: false))
+    #expect(machine.start(at: .zero, date: now).first == .started(incremental, cancelable: false))
     #expect(machine.cancel() == [])
     #expect(!machine.isFinished)
   }
@@ -82,7 +80,7 @@ private func progress(_ actions: [Action]) -> [Double] {
   @Test func anExpiredUpdateFailsAtOnceAfterItsStart() {
     let expired = update(expiresAt: now)
     var machine = UpdateInstallStateMachine(update: expired)
-    let actions = machine.start(now: now)
+    let actions = machine.start(at: .zero, date: now)
     #expect(actions.first == .started(expired, cancelable: true))
     #expect(finished(actions).first??.code == .readerSoftwareUpdateFailedExpiredUpdate)
     #expect(!actions.contains { if case .install = $0 { true } else { false } })
@@ -90,29 +88,48 @@ private func progress(_ actions: [Action]) -> [Double] {
 
   @Test func progressIsCoalescedMonotonicAndBelowOneUntilTheReaderConfirms() {
     var machine = installing()
-    var reported: [Double] = [0]
-    for tick in 1...40 {
-      // The reader reports ten times per tick, sometimes going back.
-      for step in 0..<10 { _ = machine.readerProgress(Double(tick * 10 + step) / 400 - (step == 5 ? 0.2 : 0)) }
-      let actions = machine.timerFired(.progress)
-      #expect(actions.last == .arm(.progress, after: interval))
-      reported += progress(actions)
+    var reported: [(Duration, Double)] = [(.zero, 0)]
+    var due: Duration?
+    // The reader reports every 25 ms, sometimes going back; timers fire when due.
+    for n in 1...400 {
+      let time = Duration.milliseconds(25 * n)
+      if let at = due, at <= time {
+        due = nil
+        for action in machine.timerFired(.progress, now: at) {
+          if case .progress(let value) = action { reported.append((at, value)) }
+          if case .arm(.progress, let delay) = action { due = at + delay }
+        }
+      }
+      for action in machine.readerProgress(Double(n) / 400 - (n % 7 == 0 ? 0.2 : 0), now: time) {
+        if case .progress(let value) = action { reported.append((time, value)) }
+        if case .arm(.progress, let delay) = action {
+          #expect(due == nil, "one timer at a time")
+          due = time + delay
+        }
+      }
     }
-    #expect(reported.count <= 41, "at most one report per interval")
-    #expect(reported == reported.sorted(), "never goes back")
-    #expect(reported.allSatisfy { $0 < 1 }, "1 is reported only once the reader confirms")
-    #expect(reported.last == UpdateInstallStateMachine.progressBeforeConfirmation)
+    let values = reported.map(\.1)
+    #expect(values == values.sorted(), "never goes back")
+    #expect(values.allSatisfy { $0 < 1 }, "1 is reported only once the reader confirms")
+    for (earlier, later) in zip(reported, reported.dropFirst()) {
+      #expect(later.0 - earlier.0 >= interval, "at most one report per interval")
+    }
+    #expect(reported.count >= 35, "and reports keep coming: \(reported.count)")
     let done = machine.readerFinished(nil)
     #expect(done == [.progress(1), .disarm(.progress), .disarm(.cancelReply), .finished(full, nil)])
   }
 
-  @Test func aTickWithoutNewProgressReportsNothing() {
+  @Test func nothingNewMeansNoReportAndNoTimer() {
     var machine = installing()
-    _ = machine.readerProgress(0.3)
-    #expect(progress(machine.timerFired(.progress)) == [0.3])
-    #expect(progress(machine.timerFired(.progress)) == [])
-    _ = machine.readerProgress(0.2)
-    #expect(progress(machine.timerFired(.progress)) == [], "a step back is not progress")
+    #expect(machine.readerProgress(0.3, now: .seconds(1)) == [.progress(0.3)])
+    #expect(machine.readerProgress(0.3, now: .seconds(2)) == [])
+    #expect(machine.readerProgress(0.2, now: .seconds(3)) == [], "a step back is not progress")
+    #expect(machine.readerProgress(0.4, now: .seconds(3) + .milliseconds(100)) == [.progress(0.4)])
+    #expect(
+      machine.readerProgress(0.5, now: .seconds(3) + .milliseconds(200)) == [.arm(.progress, after: .milliseconds(150))]
+    )
+    #expect(machine.readerProgress(0.6, now: .seconds(3) + .milliseconds(300)) == [], "already due")
+    #expect(machine.timerFired(.progress, now: .seconds(3) + .milliseconds(350)) == [.progress(0.6)])
   }
 
   @Test func aReaderErrorFinishesWithIt() {
@@ -124,29 +141,32 @@ private func progress(_ actions: [Action]) -> [Double] {
   @Test(arguments: [0, 1, 2])
   func aLostLinkInterruptsTheInstallOnceWhateverFollows(stage: Int) {
     var machine = UpdateInstallStateMachine(update: update(image: image))
-    _ = machine.start(now: now)
-    if stage >= 1 { _ = machine.imageFetched(.success(Data([1, 2, 3, 4]))) }
+    _ = machine.start(at: .zero, date: now)
+    if stage >= 1 { _ = machine.imageFetched(.success(Data([1, 2, 3, 4])), now: .zero) }
     if stage >= 2 { _ = machine.cancel() }
     let lost = machine.linkLost()
     #expect(finished(lost).first??.code == .readerSoftwareUpdateFailedInterrupted)
     // Everything late is absorbed: finish exactly once.
     #expect(machine.linkLost() == [])
     #expect(machine.readerFinished(nil) == [])
-    #expect(machine.readerProgress(1) == [])
+    #expect(machine.readerProgress(1, now: .seconds(9)) == [])
     #expect(machine.cancel() == [])
     #expect(machine.abandon() == [])
-    #expect(machine.timerFired(.progress) == [])
-    #expect(machine.timerFired(.cancelReply) == [])
-    #expect(machine.imageFetched(.success(Data())) == [])
+    #expect(machine.timerFired(.progress, now: .seconds(9)) == [])
+    #expect(machine.timerFired(.cancelReply, now: .seconds(9)) == [])
+    #expect(machine.imageFetched(.success(Data()), now: .zero) == [])
   }
 
   @Test func cancellingWaitsForTheReaderToStop() {
     var machine = installing()
-    _ = machine.readerProgress(0.4)
+    _ = machine.readerProgress(0.4, now: .seconds(1))
     #expect(
-      machine.cancel() == [.cancelInstall, .arm(.cancelReply, after: UpdateInstallStateMachine.cancelReplyTimeout)])
+      machine.cancel() == [
+        .cancelInstall, .disarm(.progress), .arm(.cancelReply, after: UpdateInstallStateMachine.cancelReplyTimeout),
+      ])
     #expect(machine.cancel() == [], "cancel is idempotent")
-    #expect(progress(machine.timerFired(.progress)).isEmpty, "no progress while it stops")
+    #expect(machine.readerProgress(0.5, now: .seconds(2)).isEmpty, "no progress while it stops")
+    #expect(progress(machine.timerFired(.progress, now: .seconds(2))).isEmpty)
     #expect(finished(machine.readerFinished(.canceled("installUpdate"))).first??.code == .canceled)
   }
 
@@ -161,16 +181,16 @@ private func progress(_ actions: [Action]) -> [Double] {
   @Test func aReaderThatNeverConfirmsTheCancelIsGivenUp() {
     var machine = installing()
     _ = machine.cancel()
-    #expect(finished(machine.timerFired(.cancelReply)).first??.code == .canceled)
+    #expect(finished(machine.timerFired(.cancelReply, now: .seconds(10))).first??.code == .canceled)
   }
 
   @Test func cancellingWhileTheImageDownloadsSendsNothingToTheReader() {
     var machine = UpdateInstallStateMachine(update: update(image: image))
-    _ = machine.start(now: now)
+    _ = machine.start(at: .zero, date: now)
     let actions = machine.cancel()
     #expect(finished(actions).first??.code == .canceled)
     #expect(!actions.contains(.cancelInstall))
-    #expect(machine.imageFetched(.success(Data([1, 2, 3, 4]))) == [], "the late download is dropped")
+    #expect(machine.imageFetched(.success(Data([1, 2, 3, 4])), now: .zero) == [], "the late download is dropped")
   }
 
   @Test func abandoningEndsEvenAnIncrementalInstallAtOnce() {
@@ -183,17 +203,18 @@ private func progress(_ actions: [Action]) -> [Double] {
       var random = SeededRandom(seed: seed)
       let pending = random.next() % 2 == 0 ? full : update(image: image)
       var machine = UpdateInstallStateMachine(update: pending)
-      var all = machine.start(now: now)
-      for _ in 0..<60 {
+      var all = machine.start(at: .zero, date: now)
+      for step in 0..<60 {
+        let time = Duration.milliseconds(100 * step)
         switch random.next() % 8 {
-        case 0: all += machine.imageFetched(.success(Data([1, 2, 3, 4])))
-        case 1: all += machine.readerProgress(random.nextUnit() * 1.2 - 0.1)
-        case 2, 3: all += machine.timerFired(.progress)
+        case 0: all += machine.imageFetched(.success(Data([1, 2, 3, 4])), now: time)
+        case 1: all += machine.readerProgress(random.nextUnit() * 1.2 - 0.1, now: time)
+        case 2, 3: all += machine.timerFired(.progress, now: time)
         case 4: all += machine.cancel()
         case 5: all += random.next() % 4 == 0 ? machine.linkLost() : []
         case 6:
           all += random.next() % 5 == 0 ? machine.readerFinished(random.next() % 2 == 0 ? nil : .canceled("x")) : []
-        default: all += machine.timerFired(.cancelReply)
+        default: all += machine.timerFired(.cancelReply, now: time)
         }
       }
       let starts = all.filter { if case .started = $0 { true } else { false } }

@@ -284,7 +284,9 @@ package struct TerminalStateMachine {
       launchStep { $0.savedReaderLoaded(result, connectRefusal: refusal) }
     case .readerSaved(let serial, let error): readerSaved(serial, error)
     case .updateChecked(let result): updateChecked(result)
-    case .imageFetched(let result): installStep { $0.imageFetched(result) }
+    case .imageFetched(let result):
+      let now = self.now
+      installStep { $0.imageFetched(result, now: now) }
     case .cancelInstall(let handle):
       guard update?.handle == handle else { break }
       installStep { $0.cancel() }
@@ -592,7 +594,8 @@ package struct TerminalStateMachine {
       runLink(link.rebootResponse(serialNumber: serial, error: error))
     case .updateProgress(let serial, let progress):
       guard update?.reader.serialNumber == serial else { return }
-      installStep { $0.readerProgress(progress) }
+      let now = self.now
+      installStep { $0.readerProgress(progress, now: now) }
     case .updateFinished(let serial, let error):
       guard update?.reader.serialNumber == serial else { return }
       installStep { $0.readerFinished(error) }
@@ -746,7 +749,8 @@ package struct TerminalStateMachine {
     case .launchTimeout:
       launchStep { $0.timedOut() }
     case .install(let timer):
-      installStep { $0.timerFired(timer) }
+      let now = self.now
+      installStep { $0.timerFired(timer, now: now) }
     case .updateCheck:
       idleUpdateCheck()
     }
@@ -869,8 +873,8 @@ package struct TerminalStateMachine {
 
   private mutating func startInstall(_ pending: ReaderSoftwareUpdate) {
     update?.install = UpdateInstallStateMachine(update: pending, fault: testFault)
-    let now = date
-    installStep { $0.start(now: now) }
+    let (now, date) = (self.now, self.date)
+    installStep { $0.start(at: now, date: date) }
   }
 
   private mutating func installStep(

@@ -38,16 +38,28 @@ package struct UpdateInstallStateMachine {
     case finished(ReaderSoftwareUpdate, ReaderError?)
   }
 
+  /// What has been reported of the reader's progress.
+  private struct Progress: Equatable {
+    /// The last value reported.
+    var reported = 0.0
+    /// The reader's latest value.
+    var latest = 0.0
+    /// When the last value was reported.
+    var reportedAt: Duration
+    /// Whether a report is due at the end of the interval.
+    var due = false
+  }
+
   /// Where the install stands.
   private enum State: Equatable {
     /// Not started.
     case idle
     /// Downloading and verifying the image.
     case fetching
-    /// The reader installs; `reported` is the last progress reported, `latest` the reader's latest.
-    case installing(reported: Double, latest: Double)
+    /// The reader installs.
+    case installing(Progress)
     /// The app cancelled; waiting for the reader to stop.
-    case canceling(reported: Double, latest: Double)
+    case canceling(Progress)
     /// Over; late input is absorbed.
     case finished
   }
@@ -75,10 +87,10 @@ package struct UpdateInstallStateMachine {
   package var isFinished: Bool { state == .finished }
 
   /// Starts the install at `now` (an expired update fails at once, after `started`).
-  package mutating func start(now: Date) -> [Action] {
+  package mutating func start(at now: Duration, date: Date) -> [Action] {
     guard state == .idle else { return [] }
     let opening: [Action] = [.started(update, cancelable: isCancelable), .progress(0)]
-    if update.isExpired(at: now) {
+    if update.isExpired(at: date) {
       return opening
         + finish(
           ReaderError(
@@ -90,15 +102,15 @@ package struct UpdateInstallStateMachine {
       state = .fetching
       return opening + [.fetchImage(image)]
     }
-    return opening + beginInstall(image: nil)
+    return opening + beginInstall(image: nil, now: now)
   }
 
   /// The image was downloaded and verified, or could not be.
-  package mutating func imageFetched(_ result: Result<Data, ReaderError>) -> [Action] {
+  package mutating func imageFetched(_ result: Result<Data, ReaderError>, now: Duration) -> [Action] {
     guard state == .fetching else { return [] }
     switch result {
     case .success(let data):
-      return beginInstall(image: data)
+      return beginInstall(image: data, now: now)
     case .failure(let cause):
       var context = cause.context
       context["cause"] = "\(cause.code)"
@@ -109,22 +121,43 @@ package struct UpdateInstallStateMachine {
     }
   }
 
-  /// The reader reported how far it got.
-  package mutating func readerProgress(_ progress: Double) -> [Action] {
+  /// The reader reported how far it got: reported now if the last report is an interval old,
+  /// otherwise at the end of the interval (a timer is armed only when there is something to report).
+  package mutating func readerProgress(_ progress: Double, now: Duration) -> [Action] {
     let value = progress.isNaN ? 0 : min(max(progress, 0), 1)
     switch state {
-    case .installing(let reported, let latest): state = .installing(reported: reported, latest: max(latest, value))
-    case .canceling(let reported, let latest): state = .canceling(reported: reported, latest: max(latest, value))
-    case .idle, .fetching, .finished: break
+    case .installing(var current):
+      current.latest = max(current.latest, value)
+      let actions = reportOrSchedule(&current, now: now)
+      state = .installing(current)
+      return actions
+    case .canceling(var current):
+      current.latest = max(current.latest, value)
+      state = .canceling(current)
+      return []  // No progress is reported while the reader stops.
+    case .idle, .fetching, .finished:
+      return []
     }
-    return []
+  }
+
+  private func reportOrSchedule(_ current: inout Progress, now: Duration) -> [Action] {
+    let value = min(current.latest, Self.progressBeforeConfirmation)
+    guard value > current.reported, !current.due else { return [] }
+    let waited = now - current.reportedAt
+    guard waited >= Self.progressInterval else {
+      current.due = true
+      return [.arm(.progress, after: Self.progressInterval - waited)]
+    }
+    current.reported = value
+    current.reportedAt = now
+    return [.progress(value)]
   }
 
   /// The reader finished: `nil` is success (also when a cancel came too late to stop it).
   package mutating func readerFinished(_ error: ReaderError?) -> [Action] {
     switch state {
-    case .installing(let reported, _), .canceling(let reported, _):
-      guard let error else { return (reported < 1 ? [.progress(1)] : []) + finish(nil) }
+    case .installing(let current), .canceling(let current):
+      guard let error else { return (current.reported < 1 ? [.progress(1)] : []) + finish(nil) }
       if case .canceling = state { return finish(ReaderError.canceled("installUpdate")) }
       return finish(error)
     case .idle, .fetching, .finished:
@@ -161,20 +194,21 @@ package struct UpdateInstallStateMachine {
     switch state {
     case .fetching:
       return finish(ReaderError.canceled("installUpdate"))  // Nothing was sent to the reader.
-    case .installing(let reported, let latest):
-      state = .canceling(reported: reported, latest: latest)
-      return [.cancelInstall, .arm(.cancelReply, after: Self.cancelReplyTimeout)]
+    case .installing(let current):
+      state = .canceling(current)
+      return [.cancelInstall, .disarm(.progress), .arm(.cancelReply, after: Self.cancelReplyTimeout)]
     case .idle, .canceling, .finished:
       return []
     }
   }
 
-  package mutating func timerFired(_ timer: Timer) -> [Action] {
+  package mutating func timerFired(_ timer: Timer, now: Duration) -> [Action] {
     switch (timer, state) {
-    case (.progress, .installing(let reported, let latest)):
-      let value = min(latest, Self.progressBeforeConfirmation)
-      state = .installing(reported: max(reported, value), latest: latest)
-      return (value > reported ? [.progress(value)] : []) + [.arm(.progress, after: Self.progressInterval)]
+    case (.progress, .installing(var current)):
+      current.due = false
+      let actions = reportOrSchedule(&current, now: now)
+      state = .installing(current)
+      return actions
     case (.progress, .canceling):
       return []  // No progress is reported while the reader stops.
     case (.cancelReply, .canceling):
@@ -184,9 +218,9 @@ package struct UpdateInstallStateMachine {
     }
   }
 
-  private mutating func beginInstall(image: Data?) -> [Action] {
-    state = .installing(reported: 0, latest: 0)
-    return [.install(update, image: image, fault: fault), .arm(.progress, after: Self.progressInterval)]
+  private mutating func beginInstall(image: Data?, now: Duration) -> [Action] {
+    state = .installing(Progress(reportedAt: now))
+    return [.install(update, image: image, fault: fault)]
   }
 
   private mutating func finish(_ error: ReaderError?) -> [Action] {
