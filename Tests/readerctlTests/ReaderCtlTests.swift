@@ -51,6 +51,29 @@ struct ReaderCtlTests {
     #expect(file.stderr == "readerctl: cannot read -h: no such file\n")
   }
 
+  @Test func theREADMEsCommandTableListsEveryOptionOfEveryCommand() throws {
+    let readme = try String(
+      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    let usages = [
+      ("demo", DemoCommand.usage), ("discover", DiscoverCommand.usage), ("connect", LinkCommands.connectUsage),
+      ("reconnect", LinkCommands.reconnectUsage), ("ndef encode", ndefUsage), ("ndef decode", ndefUsage),
+    ]
+    for (command, usage) in usages {
+      let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| `readerctl \(command) ") })
+      // The options in the command's synopsis: its usage line and the lines continuing it.
+      let lines = usage.split(separator: "\n")
+      let start = try #require(lines.firstIndex { $0.contains("readerctl \(command) ") })
+      let synopsis =
+        [lines[start]] + lines[(start + 1)...].prefix { $0.trimmingPrefix(while: \.isWhitespace).hasPrefix("[") }
+      let options = Set(synopsis.joined().matches(of: /--[a-z]+/).map { String($0.output) })
+      #expect(!options.isEmpty)
+      for option in options { #expect(row.contains(option), "README's row for \(command) lacks \(option)") }
+    }
+    #expect(readme.contains("readerctl --version"))
+    #expect(readme.contains("A `+` after a battery level means the reader is charging."))
+  }
+
   @Test func argumentListTakesSpacedAndInlineValuesAndFlags() throws {
     let list = try ArgumentList(
       ["a", "--seed=7", "--json", "--timeout", "2.5", "-", "b"], flags: ["json"], options: ["seed", "timeout"])

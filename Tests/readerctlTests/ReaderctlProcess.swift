@@ -27,8 +27,12 @@ struct ReaderctlProcess {
     let description: String
   }
 
-  /// The `readerctl` executable built beside the test bundle.
+  /// The `readerctl` executable built beside the test bundle, or the one `READERCTL_EXECUTABLE` names
+  /// (to run these tests against another build).
   static let executable: URL = {
+    if let path = ProcessInfo.processInfo.environment["READERCTL_EXECUTABLE"], !path.isEmpty {
+      return URL(fileURLWithPath: path)
+    }
     let candidates = [
       URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL,
       Bundle.main.bundleURL.deletingLastPathComponent(),
