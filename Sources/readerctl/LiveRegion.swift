@@ -47,7 +47,10 @@ final class LiveRegion: Sendable {
         console.line(line)
         return
       }
-      console.write(erase(&state) + line + "\n" + draw(&state, full: false))
+      // Blank the region's rows first: a narration line longer than the screen is wide wraps onto
+      // rows that it would otherwise only partly cover.
+      let rows = moveToTop(&state)
+      console.write(rows.codes + blank(rows.count) + line + "\n" + draw(&state, full: false, over: 0))
     }
   }
 
@@ -60,7 +63,8 @@ final class LiveRegion: Sendable {
         state.resizeSource = SignalWatch.start(SIGWINCH) { [weak self] in self?.redraw() }
       }
       state.render = render
-      console.write(erase(&state) + draw(&state, full: false))
+      let rows = moveToTop(&state)
+      console.write(rows.codes + draw(&state, full: false, over: rows.count))
     }
   }
 
@@ -68,7 +72,8 @@ final class LiveRegion: Sendable {
   func redraw() {
     state.withLock { state in
       guard state.render != nil else { return }
-      console.write(erase(&state) + draw(&state, full: false))
+      let rows = moveToTop(&state)
+      console.write(rows.codes + draw(&state, full: false, over: rows.count))
     }
   }
 
@@ -78,7 +83,8 @@ final class LiveRegion: Sendable {
   func detach() {
     state.withLock { state in
       guard state.render != nil else { return }
-      console.write(erase(&state) + draw(&state, full: true))
+      let rows = moveToTop(&state)
+      console.write(rows.codes + draw(&state, full: true, over: rows.count + 1))
       state.render = nil
       state.drawn = []
     }
@@ -88,32 +94,44 @@ final class LiveRegion: Sendable {
   func lineAfterInterrupt() {
     guard console.isTerminal else { return }
     state.withLock { state in
-      if state.drawn.isEmpty { console.write(isLive ? "\r\u{1B}[K" : "\n") }
+      if state.drawn.isEmpty { console.write(isLive ? "\r\u{1B}[2K" : "\n") }
     }
   }
 
-  /// Moves the cursor to the first row of the region and clears from there to the end of the screen.
-  private func erase(_ state: inout State) -> String {
-    guard !state.drawn.isEmpty else { return "\r" }
+  // Every row is erased on its own (`ESC [ 2 K`), never with `ESC [ J`: tmux keeps a screen cleared
+  // from its top-left corner in its history, and a region that fills the screen would pile up there.
+
+  /// Moves the cursor from below the region to its first row; returns the codes and the rows moved.
+  private func moveToTop(_ state: inout State) -> (codes: String, count: Int) {
+    guard !state.drawn.isEmpty else { return ("\r", 0) }
     // Terminals that reflow on resize (most do) wrap lines that no longer fit: count the rows each
     // drawn line takes at the current width. A move past the top of the screen stops there.
-    let columns = console.terminalSize().columns
+    let size = console.terminalSize()
     let rows = state.drawn.reduce(0) { rows, line in
-      rows + (columns < state.drawnColumns ? max(1, (line.count + columns - 1) / columns) : 1)
+      rows + (size.columns < state.drawnColumns ? max(1, (line.count + size.columns - 1) / size.columns) : 1)
     }
+    let count = min(rows, max(0, size.rows - 1))
     state.drawn = []
-    return "\r\u{1B}[\(rows)A\u{1B}[J"
+    return (count > 0 ? "\r\u{1B}[\(count)A" : "\r", count)
   }
 
-  /// Renders and returns the region's lines for the terminal's current size.
-  private func draw(_ state: inout State, full: Bool) -> String {
+  /// Blanks `rows` rows from the cursor down and comes back.
+  private func blank(_ rows: Int) -> String {
+    rows > 0 ? String(repeating: "\u{1B}[2K\n", count: rows) + "\u{1B}[\(rows)A" : ""
+  }
+
+  /// Renders the region for the terminal's current size and returns its lines, each erasing its row
+  /// first, followed by blanks over what is left of the `previous` rows below them.
+  private func draw(_ state: inout State, full: Bool, over previous: Int) -> String {
     guard let render = state.render else { return "" }
     let size = console.terminalSize()
     let space = TerminalSize(rows: full ? Int.max : max(0, size.rows - 1), columns: max(1, size.columns - 1))
     let lines = render(space).prefix(space.rows).map { $0.fitted(to: space.columns) }
     state.drawn = lines
     state.drawnColumns = size.columns
-    return lines.map { $0 + "\n" }.joined()
+    let left = previous - lines.count
+    return lines.map { "\u{1B}[2K" + $0 + "\n" }.joined()
+      + (left > 0 ? String(repeating: "\u{1B}[2K\n", count: left) + "\u{1B}[\(left)A" : "")
   }
 }
 

@@ -6,7 +6,9 @@
 /// `ESC [ ? … h/l`, and records any other escape or control code in `unknownSequences`, so a test
 /// can insist the program wrote nothing it does not understand. Writing in the last column wraps
 /// only when the next character comes (as xterm does). A resize reflows wrapped lines to the new
-/// width and keeps the cursor's line on screen, as most terminals (tmux, VTE, iTerm2) do.
+/// width and keeps the cursor's line on screen, as most terminals (tmux, VTE, iTerm2) do. Erasing
+/// the whole screen (`ESC [ J` from the top-left corner, or `ESC [ 2 J`) first moves what it shows
+/// into the scrollback, as tmux does (its `scroll-on-clear` option, on by default).
 struct VirtualScreen {
   /// One row of cells, and whether the terminal wrapped it into the next row.
   struct Row: Equatable {
@@ -147,6 +149,10 @@ struct VirtualScreen {
       cursorRow = min(rows - 1, count - 1)
       cursorColumn = min(columns - 1, max(1, parameters.count > 1 ? parameters[1]! : 1) - 1)
     case "J":
+      if first == 2 || (first == 0 && cursorRow == 0 && cursorColumn == 0) {
+        let shown = (screen.lastIndex { !$0.text.isEmpty }).map { screen[...$0] } ?? []
+        scrollback += shown
+      }
       switch first {
       case 0:
         eraseLine(from: cursorColumn, to: columns)

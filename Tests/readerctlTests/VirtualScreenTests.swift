@@ -27,9 +27,18 @@ struct VirtualScreenTests {
   @Test func cursorUpStopsAtTheTopAndEraseBelowClearsTheRest() {
     let redrawn = screen("x\r\none\r\ntwo\r\n\r\u{1B}[2A\u{1B}[JONE\r\n")
     #expect(redrawn.lines == ["x", "ONE", "", ""])
-    let clamped = screen("a\r\nb\r\nc\r\n\r\u{1B}[9A\u{1B}[Jz")
-    #expect(clamped.lines == ["z", "", "", ""])
+    let clamped = screen("a\r\nb\r\nc\r\n\r\u{1B}[9A\u{1B}[1B\u{1B}[Jz")
+    #expect(clamped.lines == ["a", "z", "", ""])
     #expect(clamped.unknownSequences.isEmpty)
+  }
+
+  @Test func clearingTheWholeScreenKeepsItInTheScrollbackAsTmuxDoes() {
+    let fromTheTop = screen("a\r\nb\r\n\u{1B}[2A\u{1B}[Jc")
+    #expect(fromTheTop.scrollback.map(\.text) == ["a", "b"])
+    #expect(fromTheTop.lines == ["c", "", "", ""])
+    let fromBelow = screen("a\r\nb\r\n\u{1B}[1A\u{1B}[Jc")
+    #expect(fromBelow.scrollback.isEmpty)
+    #expect(fromBelow.lines == ["a", "c", "", ""])
   }
 
   @Test func eraseInLineAndUnknownCodesAreTold() {
