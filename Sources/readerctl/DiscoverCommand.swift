@@ -70,14 +70,14 @@ enum DiscoverCommand {
         until: { listener.updateCount >= 2 || finished.isSet },
         limit: timeout == 0 ? limit : Duration.seconds(timeout))
       let found = listener.updateCount >= 2 ? listener.latest.first : nil
-      stop(discovery, session: session, finished: finished)
+      stop(discovery, session: session)
       return end(
         session, found: found.map { [$0] } ?? [], proximity: true,
         error: proximityError(found, finished, timeout: timeout))
     }
 
     session.run(until: { finished.isSet }, limit: limit)
-    if !finished.isSet { stop(discovery, session: session, finished: finished) }
+    if !finished.isSet { stop(discovery, session: session) }
     var error = finished.value ?? nil
     if error?.code == .canceled && !Interrupt.requested {
       error = ReaderError(
@@ -123,13 +123,12 @@ enum DiscoverCommand {
         console.error("readerctl: discovery failed: \(error!.report)\n")
       }
     }
-    let outcome: CommandOutcome = error.map { .failure($0) } ?? .success()
-    return session.finish(
-      CommandOutcome(status: outcome.status, error: outcome.error, fields: [("readers", .array(readers.map(\.json)))]))
+    let found: [(String, JSONValue)] = [("readers", .array(readers.map(\.json)))]
+    return session.finish(error.map { .failure($0, found) } ?? .success(found))
   }
 
   /// Cancels the discovery and runs the world until it has stopped, even after Ctrl-C.
-  private static func stop(_ discovery: Cancelable, session: SimulationSession, finished: Outcome<ReaderError?>) {
+  private static func stop(_ discovery: Cancelable, session: SimulationSession) {
     let stopped = Outcome<CancelResult>()
     discovery.cancel { stopped.set($0) }
     session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
