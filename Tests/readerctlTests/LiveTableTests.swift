@@ -56,7 +56,7 @@ struct LiveTableTests {
   @Test func theTableFollowsAResizeAndCtrlCExits130() throws {
     let small = Size(rows: 12, columns: 60)
     let run = try PseudoTerminal.run(
-      ["discover", "--readers", "16", "--timeout", "0", "--speed", "1"], size: Size(rows: 40, columns: 100),
+      ["discover", "--readers", "16", "--timeout", "0", "--speed", "0.5"], size: Size(rows: 40, columns: 100),
       steps: [
         .wait(#"\n(?:\x1b\[2K)?  16  [A-Z]"#), .mark("wide"), .resize(small), .wait(#"and \d+ more\r\n"#),
         .mark("resized"),
@@ -75,8 +75,8 @@ struct LiveTableTests {
     #expect(resized.lines.allSatisfy { $0.count < small.columns }, "\(resized.lines)")
     #expect(resized.screen.allSatisfy { !$0.wrapped }, "\(resized.lines)")
     #expect(resized.lines.contains { $0.hasPrefix("  … and ") })
-    // Redrawn at once by SIGWINCH, not at the next update (half a second later): the same readers with
-    // the same signal strengths, which change at every update.
+    // Redrawn at once by SIGWINCH, not at the next update (a second later at this speed): the same
+    // readers with the same signal strengths, which change at every update.
     let cells = { (row: String) -> [String] in
       let words = row.split(separator: " ").map(String.init)
       return [words[1], words[(words.firstIndex(of: "dBm") ?? 1) - 1]]  // the serial number and the signal
