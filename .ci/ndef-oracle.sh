@@ -11,7 +11,14 @@ if [ -x .venv/bin/python ] && .venv/bin/python -c 'import ndef, importlib.metada
 fi
 
 if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
+  if ! python3 -m venv .venv; then
+    echo "ndef-oracle: cannot create .venv: Python 3 with its venv module is needed (Debian: apt-get install python3-venv)" >&2
+    rm -rf .venv
+    exit 1
+  fi
 fi
-.venv/bin/pip install --disable-pip-version-check --quiet ndeflib==0.3.3
+if ! .venv/bin/pip install --disable-pip-version-check --quiet ndeflib==0.3.3; then
+  echo "ndef-oracle: cannot install ndeflib 0.3.3 from PyPI into .venv" >&2
+  exit 1
+fi
 .venv/bin/python -c 'import ndef, importlib.metadata as m; print("ndef-oracle: ndeflib", m.version("ndeflib"), "ready")'

@@ -1,8 +1,8 @@
 /// The parsed flags and arguments of one subcommand.
 ///
-/// Accepts `--name value`, `--name=value` and boolean `--name`; everything not starting with `--`
-/// (and a lone `-`) is positional. An option that is not declared, a missing value, or a value that
-/// does not parse is a `UsageError`.
+/// Accepts `--name value`, `--name=value` and boolean `--name`; a lone `-` is positional, and so is
+/// everything after `--`. Any other argument starting with `-` is an option: one that is not
+/// declared (`-t` too), a missing value, or a value that does not parse is a `UsageError`.
 struct ArgumentList {
   private var values: [String: String] = [:]
   private var present: Set<String> = []
@@ -16,10 +16,15 @@ struct ArgumentList {
     while index < arguments.count {
       let argument = arguments[index]
       index += 1
-      guard argument.hasPrefix("--"), argument.count > 2 else {
+      if argument == "--" {
+        positionals += arguments[index...]
+        break
+      }
+      guard argument.hasPrefix("-"), argument != "-" else {
         positionals.append(argument)
         continue
       }
+      guard argument.hasPrefix("--") else { throw UsageError("unknown option '\(argument)'") }
       let body = argument.dropFirst(2)
       let name = String(body.prefix { $0 != "=" })
       let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil

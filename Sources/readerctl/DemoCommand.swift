@@ -14,7 +14,10 @@ enum DemoCommand {
       --readers N  readers in the world (default 4, 2-16)
       --speed X    simulated seconds per real second while something is on screen (default: 4 on a
                    terminal, 0 = as fast as possible otherwise); long waits are always skipped
-      --json       one JSON object per event instead of the narration
+      --json       one JSON object per event instead of the narration; the last line is the outcome,
+                   {"event": "result", "exitStatus": …, "error": …}
+
+    The same seed tells the same story at any speed: simulated times do not depend on pacing.
 
     exit status: 0 every step worked, 1 a step failed, 64 usage, 130 interrupted
 
@@ -30,13 +33,13 @@ enum DemoCommand {
       speed: try options.number("speed", default: console.isTerminal && !json ? 4 : 0, in: 0...1_000_000), json: json)
     Interrupt.install()
     let demo = Demo(session: session, narrate: !json)
-    let status = demo.play()
-    if !json {
-      console.error(
-        "readerctl: \(SimulationSession.format(session.now)) of simulated time took "
-          + "\(JSONValue.number(session.wallElapsed.inSeconds, decimals: 1).rendered) s of wall time\n")
+    let outcome = demo.play()
+    if !json && outcome.status == ExitStatus.success && console.isTerminal {
+      console.line(
+        "(\(SimulationSession.format(session.now)) of simulated time took "
+          + "\(JSONValue.number(session.wallElapsed.inSeconds, decimals: 1).rendered) s of wall time.)")
     }
-    return status
+    return session.finish(outcome)
   }
 }
 
@@ -58,8 +61,8 @@ private final class Demo {
 
   private func say(_ text: String) { delegate.say(text) }
 
-  /// Plays every scene; returns the exit status.
-  func play() -> Int32 {
+  /// Plays every scene; returns how it ended.
+  func play() -> CommandOutcome {
     if narrate {
       session.console.line("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
       session.console.line(
@@ -77,14 +80,17 @@ private final class Demo {
       terminal = try relaunch(reader)
       try disconnect(terminal)
       say("That is the whole life of a reader: every step above ran on the same virtual clock.")
-      return ExitStatus.success
+      return .success()
     } catch {
       if Interrupt.requested {
-        say("Interrupted.")
-        return ExitStatus.interrupted
+        session.screen.lineAfterInterrupt()
+        session.screen.detach()
+        session.console.error("readerctl: interrupted\n")
+        return .failure(.canceled("demo"))
       }
-      say("The demo stopped: \(error.message)")
-      return ExitStatus.failure
+      session.screen.detach()
+      session.console.error("readerctl: the demo stopped: \(error.message)\n")
+      return .failure(code: "demoStepFailed", message: error.message, status: ExitStatus.failure)
     }
   }
 

@@ -6,14 +6,18 @@ enum DiscoverCommand {
   static let usage = """
     usage: readerctl discover [--proximity] [--timeout S] [--readers N] [--seed N] [--speed X] [--json]
 
-      Scans a simulated Bluetooth world and lists the readers it finds, nearest first.
+      Scans a simulated Bluetooth world and lists the readers it finds, nearest first. On a terminal the
+      table updates in place and fits the window ("… and N more" when it is short); a `+` after a
+      battery level means the reader is charging.
       --proximity  find the single nearest Chipper 2X held close to the device (reported twice:
                    serial number first, then details; its LEDs flash)
       --timeout S  stop after S simulated seconds (default 10); 0 scans until Ctrl-C
       --readers N  readers in the world (default 3, 0-64)
       --seed N     seed of the simulated world (default 1)
-      --speed X    simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
-      --json       one JSON object per event instead of the table
+      --speed X    simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise;
+                   1 for a scan without a limit, which cannot run unpaced)
+      --json       one JSON object per event instead of the table; the last line is the outcome,
+                   {"event": "result", "exitStatus": …, "error": …, "readers": […]}
 
     exit status: 0 readers found, 64 usage, 69 no reader found (proximity), 75 scan timed out with
     nothing found, 130 interrupted
@@ -30,11 +34,14 @@ enum DiscoverCommand {
     // A scan without a limit only ends with Ctrl-C, so it runs at least in real time.
     let speed = try options.number(
       "speed", default: console.isTerminal && !json ? 4 : (timeout == 0 ? 1 : 0), in: 0...1_000_000)
+    if timeout == 0, speed == 0 {
+      throw UsageError("a scan without a limit (--timeout 0) cannot run unpaced (--speed 0): it would never end")
+    }
     let session = SimulationSession(
       seed: try options.integer("seed", default: 1, in: 0...UInt64.max),
       readers: try options.integer("readers", default: 3, in: 0...64), console: console, speed: speed, json: json)
     let terminal = session.makeTerminal(store: InMemoryReaderStore())
-    if timeout == 0 { Interrupt.install() }
+    Interrupt.install()
 
     let listener = DiscoveryListener(session: session, quiet: json)
     let finished = Outcome<ReaderError?>()
@@ -51,53 +58,80 @@ enum DiscoverCommand {
       console.line(
         proximity
           ? "Hold a Chipper 2X close to the device… (simulated world, seed \(session.seed))"
-          : "Scanning for readers… (simulated world, seed \(session.seed); \(pacingNote(session)))")
+          : "Scanning for readers… (seed \(session.seed); \(pacingNote(session)))")
     }
     let discovery = terminal.discoverReaders(configuration, delegate: listener) { finished.set($0) }
+    // Past a scan's own timeout, a margin in case it never ends by itself.
+    let limit = timeout == 0 ? Duration.seconds(86_400 * 365) : Duration.seconds(timeout) + .seconds(10)
 
     if proximity {
       // Proximity has no timeout of its own: it ends once the reader's details arrive, or at --timeout.
-      let limit = timeout == 0 ? Duration.seconds(86_400 * 365) : Duration.seconds(exactly: timeout)!
-      session.run(until: { listener.updates.count >= 2 || finished.isSet }, limit: limit)
-      stop(discovery, session: session, finished: finished)
-      session.screen.detach()
-      let found = listener.updates.count >= 2 ? listener.updates.last?.first : nil
-      if !json {
-        if let found {
-          console.line("Nearest reader: \(found) — its LEDs are flashing so you can pick it out.")
-        } else {
-          console.line("No Chipper 2X was held close to the device.")
-        }
-      }
-      if Interrupt.requested { return ExitStatus.interrupted }
-      return found == nil ? ExitStatus.unavailable : ExitStatus.success
+      session.run(
+        until: { listener.updateCount >= 2 || finished.isSet },
+        limit: timeout == 0 ? limit : Duration.seconds(timeout))
+      let found = listener.updateCount >= 2 ? listener.latest.first : nil
+      stop(discovery, session: session)
+      return end(
+        session, found: found.map { [$0] } ?? [], proximity: true,
+        error: proximityError(found, finished, timeout: timeout))
     }
 
-    session.run(until: { finished.isSet }, limit: .seconds(86_400 * 365))
-    if !finished.isSet { stop(discovery, session: session, finished: finished) }
-    let error = finished.value ?? nil
+    session.run(until: { finished.isSet }, limit: limit)
+    if !finished.isSet { stop(discovery, session: session) }
+    var error = finished.value ?? nil
+    if error?.code == .canceled && !Interrupt.requested {
+      error = ReaderError(
+        .bluetoothScanTimedOut, "the scan did not end by itself", context: ["timeout": "\(timeout)"])
+    }
+    return end(session, found: listener.latest, proximity: false, error: error)
+  }
+
+  /// Why a proximity discovery found nothing, or `nil` when it found `found`.
+  private static func proximityError(_ found: Reader?, _ finished: Outcome<ReaderError?>, timeout: Double)
+    -> ReaderError?
+  {
+    if Interrupt.requested { return .canceled("discoverReaders") }
+    if found != nil { return nil }
+    if let error = finished.value ?? nil, error.code != .canceled { return error }
+    return ReaderError(
+      .readerNotFound, "no Chipper 2X was held close to the device within \(timeoutText(timeout))",
+      context: ["timeout": timeoutText(timeout)])
+  }
+
+  /// Shows how the discovery ended — the table when it was not live, the outcome on stdout, a
+  /// failure on stderr — and returns the exit status.
+  private static func end(_ session: SimulationSession, found readers: [Reader], proximity: Bool, error: ReaderError?)
+    -> Int32
+  {
+    let console = session.console
+    if Interrupt.requested { session.screen.lineAfterInterrupt() }
     session.screen.detach()
-    if !json {
-      let readers = listener.latest
-      if !console.isTerminal { console.write(ReaderTable.lines(readers).map { $0 + "\n" }.joined()) }
+    if !session.json {
+      if !session.screen.isLive && !proximity {
+        console.write(ReaderTable.lines(readers).map { $0 + "\n" }.joined())
+      }
+      let count = "\(readers.count) reader\(readers.count == 1 ? "" : "s")"
       switch error?.code {
       case nil:
         console.line(
-          "Found \(readers.count) reader\(readers.count == 1 ? "" : "s") in \(SimulationSession.format(session.now)) of simulated time."
-        )
-      case .canceled?: console.line("Stopped: \(readers.count) reader\(readers.count == 1 ? "" : "s") in view.")
-      default: console.line("Discovery failed: \(error!)")
+          proximity
+            ? "Nearest reader: \(readers[0]) — its LEDs are flashing so you can pick it out."
+            : "Found \(count) in \(SimulationSession.format(session.now)) of simulated time.")
+      case .canceled?:
+        console.line("Stopped: \(count) in view.")
+      default:
+        console.error("readerctl: discovery failed: \(error!.report)\n")
       }
     }
-    if let error, error.code == .canceled { return Interrupt.requested ? ExitStatus.interrupted : ExitStatus.success }
-    return error.map(ExitStatus.status(for:)) ?? ExitStatus.success
+    let found: [(String, JSONValue)] = [("readers", .array(readers.map(\.json)))]
+    return session.finish(error.map { .failure($0, found) } ?? .success(found))
   }
 
-  /// Cancels the discovery and runs the world until it has stopped.
-  private static func stop(_ discovery: Cancelable, session: SimulationSession, finished: Outcome<ReaderError?>) {
+  /// Cancels the discovery and runs the world until it has stopped, even after Ctrl-C.
+  private static func stop(_ discovery: Cancelable, session: SimulationSession) {
     let stopped = Outcome<CancelResult>()
     discovery.cancel { stopped.set($0) }
-    session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false)
+    session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
   }
 
   static func pacingNote(_ session: SimulationSession) -> String {
@@ -109,12 +143,18 @@ enum DiscoverCommand {
   private static func formatSpeed(_ speed: Double) -> String {
     speed == speed.rounded() ? "\(Int(speed))" : "\(speed)"
   }
+
+  /// `3 s`, `0.5 s`.
+  static func timeoutText(_ seconds: Double) -> String {
+    "\(JSONValue.number(seconds, decimals: 3).rendered) s"
+  }
 }
 
-/// Collects discovery updates and shows them: live in the session's region on a terminal, one line
-/// per update elsewhere.
+/// Collects discovery updates and shows them: as a live table on a terminal that redraws in place,
+/// one line per update elsewhere.
 nonisolated final class DiscoveryListener: DiscoveryDelegate {
-  private let updatesSoFar = Mutex<[[Reader]]>([])
+  /// The latest list and how many lists came (not every list: a scan until Ctrl-C may run for days).
+  private let received = Mutex<(latest: [Reader], count: Int)>(([], 0))
   private let session: SimulationSession
   private let quiet: Bool
 
@@ -124,17 +164,17 @@ nonisolated final class DiscoveryListener: DiscoveryDelegate {
     self.quiet = quiet
   }
 
-  /// Every list reported so far.
-  var updates: [[Reader]] { updatesSoFar.withLock { $0 } }
+  /// How many lists were reported so far.
+  var updateCount: Int { received.withLock { $0.count } }
 
   /// The latest list.
-  var latest: [Reader] { updates.last ?? [] }
+  var latest: [Reader] { received.withLock { $0.latest } }
 
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
-    updatesSoFar.withLock { $0.append(readers) }
+    received.withLock { $0 = (readers, $0.count + 1) }
     guard !quiet else { return }
-    if session.console.isTerminal {
-      session.screen.show(ReaderTable.lines(readers))
+    if session.screen.isLive {
+      session.screen.show { space in ReaderTable.lines(readers, fitting: space) }
     } else {
       let names = readers.map { "\($0.serialNumber) (\($0.signalStrength.map { "\($0) dBm" } ?? "nearest"))" }
       session.say("\(readers.count) in view: \(names.joined(separator: ", "))")

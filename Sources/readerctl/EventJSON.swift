@@ -24,10 +24,9 @@ extension TerminalEvent {
       fields += [("serialNumber", .string(serial)), ("error", error.json)]
     case .didRespondToReboot(let serial, let error), .didSaveReader(let serial, let error):
       fields += [("serialNumber", .string(serial)), ("error", error.json)]
-    case .didDisconnect(let reader, let reason):
+    case .didDisconnect(let reader, let reason), .didStartReconnect(let reader, let reason):
+      // One name for the disconnect reason in every event (the delegate's parameter is `disconnectReason`).
       fields += reader.summaryFields + [("reason", .string(reason.rawValue))]
-    case .didStartReconnect(let reader, let reason):
-      fields += reader.summaryFields + [("disconnectReason", .string(reason.rawValue))]
     case .readerDidFailReconnect(let reader, let error):
       fields += reader.summaryFields + [("error", error.json)]
     case .didReportBatteryLevel(let reader):

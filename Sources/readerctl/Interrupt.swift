@@ -20,11 +20,23 @@ enum Interrupt {
   static func install() {
     source.withLock { source in
       guard source == nil else { return }
-      signal(SIGINT, SIG_IGN)
-      let signalSource = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-      signalSource.setEventHandler { flag.store(true, ordering: .relaxed) }
-      signalSource.resume()
-      source = signalSource
+      source = SignalWatch.start(SIGINT) { flag.store(true, ordering: .relaxed) }
     }
+  }
+}
+
+/// Signal handling through Dispatch: the handler runs on a global queue, never inside the signal.
+enum SignalWatch {
+  /// Stops `signal`'s default action and runs `handler` each time it arrives; keep the source.
+  static func start(_ signal: Int32, handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
+    #if canImport(Glibc)
+      _ = Glibc.signal(signal, SIG_IGN)
+    #else
+      _ = Darwin.signal(signal, SIG_IGN)
+    #endif
+    let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+    source.setEventHandler(handler: handler)
+    source.resume()
+    return source
   }
 }

@@ -6,25 +6,29 @@ import ReaderKit
 /// process, the same `--seed` so it sees the same simulated world) finds it again from that record.
 enum LinkCommands {
   static let connectUsage = """
-    usage: readerctl connect SERIAL --location ID [--store FILE] [--seed N] [--readers N] [--timeout S] [--json]
+    usage: readerctl connect SERIAL --location ID [--store FILE] [--seed N] [--readers N] [--timeout S]
+                             [--speed X] [--json]
 
       Scans the simulated world for the reader SERIAL, connects it to location ID and saves it in the
-      store for `readerctl reconnect`.
+      store for `readerctl reconnect`. The store is checked before the scan: one that cannot be
+      written fails at once.
       --location ID  the location to connect the reader to (required, not empty)
-      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)
+      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json); missing
+                     directories on the way are created (mode 0700)
       --seed N       seed of the simulated world (default 1)
       --readers N    readers in the world (default 3, 1-64)
       --timeout S    how long to look for the reader, in simulated seconds (default 30)
       --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
-      --json         one JSON object per event instead of the narration
+      --json         one JSON object per event instead of the narration; the last line is the outcome,
+                     {"event": "result", "exitStatus": …, "error": …, "reader": …}
 
-    exit status: 0 connected and saved, 64 usage, 65 corrupt store, 69 reader not found, 74 store
-    not writable, 75 timed out, 1 other failure
+    exit status: 0 connected and saved, 64 usage, 69 reader not found, 74 store not writable, 75 timed
+    out, 130 interrupted, 1 other failure
 
     """
 
   static let reconnectUsage = """
-    usage: readerctl reconnect [--store FILE] [--seed N] [--readers N] [--timeout S] [--json]
+    usage: readerctl reconnect [--store FILE] [--seed N] [--readers N] [--timeout S] [--speed X] [--json]
 
       Reconnects to the reader saved by `readerctl connect`, as an app does at launch: looks its serial
       number up in the store, scans for it, and connects it to the saved location.
@@ -33,10 +37,11 @@ enum LinkCommands {
       --readers N    readers in the world (default 3, 1-64)
       --timeout S    how long to look for the reader, in simulated seconds (default 30)
       --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
-      --json         one JSON object per event instead of the narration
+      --json         one JSON object per event instead of the narration; the last line is the outcome,
+                     {"event": "result", "exitStatus": …, "error": …, "reader": …}
 
     exit status: 0 reconnected, 64 usage, 65 corrupt store, 66 nothing saved, 69 reader not found in
-    time, 74 store not readable, 1 other failure
+    time, 74 store not readable, 130 interrupted, 1 other failure
 
     """
 
@@ -45,6 +50,7 @@ enum LinkCommands {
   static func connect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
     let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions.union(["location"]))
     let serial = try options.positionals(named: ["SERIAL"])[0]
+    guard !serial.allSatisfy(\.isWhitespace) else { throw UsageError("SERIAL must not be empty") }
     guard let location = options.string("location") else { throw UsageError("--location is required") }
     let (session, store, timeout) = try setUp(options, console: console)
     let say = session.say
@@ -54,6 +60,12 @@ enum LinkCommands {
       configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: location).build()
     } catch {
       throw UsageError(error.message)
+    }
+    // Found now rather than after the scan and the connection, which could not be saved.
+    do throws(ReaderError) {
+      try store.checkCanSave()
+    } catch {
+      return fail(session, "the store cannot be written", error)
     }
     let terminal = session.makeTerminal(store: store)
     let saveError = Outcome<ReaderError>()
@@ -75,33 +87,39 @@ enum LinkCommands {
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: timeout + .seconds(1)
     )
     guard seen, let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
-      discovery.cancel { scanEnded.set($0 == .canceled ? ReaderError.canceled("discoverReaders") : nil) }
-      session.run(until: { scanEnded.isSet }, limit: .seconds(10))
-      if Interrupt.requested { return ExitStatus.interrupted }
+      let stopped = Outcome<CancelResult>()
+      discovery.cancel { stopped.set($0) }
+      session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
+      if Interrupt.requested { return fail(session, "interrupted", .canceled("connectReader")) }
       let nearby = listener.latest.map(\.serialNumber).joined(separator: ", ")
-      console.error(
-        "readerctl: reader \(serial) not found within \(timeoutText(timeout)); nearby: \(nearby.isEmpty ? "none" : nearby)\n"
-      )
-      return ExitStatus.unavailable
+      return fail(
+        session, "connecting failed",
+        ReaderError(
+          .readerNotFound,
+          "reader \(serial) not found within \(DiscoverCommand.timeoutText(timeout.inSeconds)); "
+            + "nearby: \(nearby.isEmpty ? "none" : nearby)",
+          context: ["serialNumber": serial, "timeout": DiscoverCommand.timeoutText(timeout.inSeconds)]))
     }
 
     say("Connecting \(serial) to location \(location)…")
     let result = Outcome<Result<Reader, ReaderError>>()
-    terminal.connectReader(reader, connectionConfig: configuration) { result.set($0) }
+    let connecting = terminal.connectReader(reader, connectionConfig: configuration) { result.set($0) }
     session.run(until: { result.isSet }, limit: .seconds(3600))
+    if !result.isSet {
+      connecting.cancel { _ in }
+      session.run(until: { result.isSet }, limit: .seconds(60), paced: false, interruptible: false)
+    }
     switch result.value {
     case .success(let connected)?:
       if let error = saveError.value {
-        console.error("readerctl: connected, but the reader could not be saved: \(error)\n")
-        return ExitStatus.status(for: error)
+        return fail(session, "connected, but the reader could not be saved", error)
       }
-      say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(storeDescription(store)).")
-      return ExitStatus.success
+      say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(store.fileURL.path).")
+      return session.finish(.success([("reader", connected.json)]))
     case .failure(let error)?:
-      console.error("readerctl: connecting failed: \(error)\n")
-      return ExitStatus.status(for: error)
+      return fail(session, Interrupt.requested ? "interrupted" : "connecting failed", error)
     case nil:
-      return ExitStatus.interrupted
+      return fail(session, "interrupted", .canceled("connectReader"))
     }
   }
 
@@ -122,22 +140,30 @@ enum LinkCommands {
     let launch = terminal.reconnectToSavedReader(delegate: QuietReaderDelegate(), timeout: timeout) { result.set($0) }
     session.run(until: { result.isSet }, limit: timeout + .seconds(3600))
     if !result.isSet {
-      let stopped = Outcome<CancelResult>()
-      launch.cancel { stopped.set($0) }
-      session.run(until: { stopped.isSet }, limit: .seconds(10))
-      return ExitStatus.interrupted
+      launch.cancel { _ in }
+      session.run(until: { result.isSet }, limit: .seconds(60), paced: false, interruptible: false)
     }
-    switch result.value! {
-    case .success(let reader?):
+    switch result.value {
+    case .success(let reader?)?:
       say("Reconnected to \(reader) at \(reader.locationId ?? "?").")
-      return ExitStatus.success
-    case .success(nil):
-      console.error("readerctl: no reader saved in \(storeDescription(store)); run `readerctl connect` first\n")
-      return ExitStatus.noInput
-    case .failure(let error):
-      console.error("readerctl: reconnecting failed: \(error)\n")
-      return ExitStatus.status(for: error)
+      return session.finish(.success([("reader", reader.json)]))
+    case .success(nil)?:
+      console.error("readerctl: no reader saved in \(store.fileURL.path); run `readerctl connect` first\n")
+      return session.finish(
+        .failure(
+          code: "noSavedReader", message: "no reader saved in \(store.fileURL.path)", status: ExitStatus.noInput))
+    case .failure(let error)?:
+      return fail(session, Interrupt.requested ? "interrupted" : "reconnecting failed", error)
+    case nil:
+      return fail(session, "interrupted", .canceled("reconnectToSavedReader"))
     }
+  }
+
+  /// Reports `error` on stderr after `what`, ends the command with it, and returns its status.
+  private static func fail(_ session: SimulationSession, _ what: String, _ error: ReaderError) -> Int32 {
+    if Interrupt.requested { session.screen.lineAfterInterrupt() }
+    session.console.error("readerctl: \(what): \(error.report)\n")
+    return session.finish(.failure(error))
   }
 
   // MARK: Helpers
@@ -156,12 +182,6 @@ enum LinkCommands {
     let url = path.map { URL(fileURLWithPath: $0) } ?? FileReaderStore.defaultLocation()
     Interrupt.install()
     return (session, FileReaderStore(fileURL: url), Duration.seconds(exactly: timeout)!)
-  }
-
-  private static func storeDescription(_ store: FileReaderStore) -> String { store.fileURL.path }
-
-  private static func timeoutText(_ timeout: Duration) -> String {
-    "\(JSONValue.number(timeout.inSeconds, decimals: 3).rendered) s"
   }
 }
 

@@ -8,16 +8,19 @@ import NFCKit
 ///   `--hex` reads hex text (whitespace allowed between bytes) instead of raw bytes. Malformed input prints
 ///   one line on stderr, `readerctl: malformed NDEF at byte N: expected …` (or `readerctl: input is not hex
 ///   at byte N: …`), and exits 65 with nothing on stdout.
-/// - `ndef encode [--hex] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)…` builds a message with
-///   one record per flag, in order, and writes its bytes raw (through `stdoutBytes`) or as hex.
+/// - `ndef encode [--hex] [--output FILE] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)…` builds
+///   a message with one record per flag, in order, and writes its bytes raw (through `stdoutBytes`, or to FILE)
+///   or as hex. It refuses (65) a message that `ndef decode` would refuse — larger than `inputLimit` bytes (with
+///   `--hex`, hex text larger than that), or one the decoder rejects — with decode's words, and refuses (64) to
+///   write raw bytes to a terminal (`stdoutIsTerminal`) unless `--hex` or `--output` is given.
 ///
 /// Input larger than `inputLimit` bytes is a data error (65): `stdin` returns `nil` when standard input holds
-/// more than that, and a file's size is checked before it is read.
+/// more than that, and a file's size is checked before it is read. `--` ends the options.
 ///
 /// Strings given to `stdout` and `stderr` are complete lines, ending in `"\n"`.
 func runNDEFCommand(
   _ arguments: [String], inputLimit: Int = ReaderCtl.maximumInputSize, stdin: () -> [UInt8]?,
-  stdout: (String) -> Void, stdoutBytes: ([UInt8]) -> Void, stderr: (String) -> Void
+  stdout: (String) -> Void, stdoutBytes: ([UInt8]) -> Void, stderr: (String) -> Void, stdoutIsTerminal: Bool = false
 ) -> Int32 {
   do throws(NDEFCommandFailure) {
     guard let subcommand = arguments.first else { throw .usage(nil) }
@@ -26,9 +29,12 @@ func runNDEFCommand(
     switch subcommand {
     case "decode": stdout(try command.decode(rest, stdin: stdin))
     case "encode":
-      switch try command.encode(rest) {
-      case .text(let text): stdout(text)
-      case .bytes(let bytes): stdoutBytes(bytes)
+      let (output, file) = try command.encode(rest, stdoutIsTerminal: stdoutIsTerminal)
+      switch (output, file) {
+      case (.text(let text), nil): stdout(text)
+      case (.bytes(let bytes), nil): stdoutBytes(bytes)
+      case (.text(let text), let file?): try NDEFCommand.write(Array(text.utf8), to: file)
+      case (.bytes(let bytes), let file?): try NDEFCommand.write(bytes, to: file)
       }
     case "help", "--help", "-h": stdout(ndefUsage)
     default: throw .usage("unknown subcommand '\(subcommand)'")
@@ -42,18 +48,22 @@ func runNDEFCommand(
 
 /// The usage text of `readerctl ndef`, printed by `readerctl ndef help` and `--help`, and after usage errors.
 let ndefUsage = """
-  usage: readerctl ndef decode [--hex] FILE|-
-         readerctl ndef encode [--hex] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)...
+  usage: readerctl ndef decode [--hex] [--] FILE|-
+         readerctl ndef encode [--hex] [--output FILE] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)...
 
-    decode   print the NDEF message in FILE (- for stdin) as one line of JSON
-    encode   build a message with one record per --text, --uri or --mime, in order, and write its bytes
-    --hex    decode: read hex text (whitespace allowed between bytes); encode: write hex instead of raw bytes
-    --lang   language code of the preceding --text (default en)
+    decode    print the NDEF message in FILE (- for stdin) as one line of JSON
+    encode    build a message with one record per --text, --uri or --mime, in order, and write its bytes
+    --hex     decode: read hex text (whitespace allowed between bytes); encode: write hex instead of raw bytes
+    --lang    language code of the preceding --text (default en)
+    --output  encode: write to FILE instead of standard output (- for standard output)
+    --        decode: what follows is the FILE, even if it starts with -
 
   Inputs (FILE, stdin, --mime files) are limited to 16 MiB. Error offsets count bytes of the NDEF message
-  (with --hex, of the decoded bytes).
+  (with --hex, of the decoded bytes). encode refuses a message that decode would refuse (over 16 MiB, or
+  over 16 MiB of hex text with --hex), and refuses to write raw bytes to a terminal: add --hex or --output.
 
-  exit status: 0 ok, 64 usage, 65 malformed or oversized input, 66 input not found
+  exit status: 0 ok, 64 usage, 65 malformed or oversized input or output, 66 input not found, 74 output not
+  writable
 
   """
 
@@ -67,12 +77,15 @@ private enum NDEFCommandFailure: Error {
   case data(String)
   /// An input file that cannot be read (66).
   case noInput(String)
+  /// An output file that cannot be written (74).
+  case output(String)
 
   var status: Int32 {
     switch self {
     case .usage, .invalidArgument: ExitStatus.usage
     case .data: ExitStatus.dataError
     case .noInput: ExitStatus.noInput
+    case .output: ExitStatus.ioError
     }
   }
 
@@ -80,7 +93,7 @@ private enum NDEFCommandFailure: Error {
   var report: String {
     switch self {
     case .usage(let message): (message.map { "readerctl: \(Self.oneLine($0))\n" } ?? "") + ndefUsage
-    case .invalidArgument(let message), .data(let message), .noInput(let message):
+    case .invalidArgument(let message), .data(let message), .noInput(let message), .output(let message):
       "readerctl: \(Self.oneLine(message))\n"
     }
   }
@@ -117,8 +130,11 @@ private struct NDEFCommand {
   func decode(_ arguments: [String], stdin: () -> [UInt8]?) throws(NDEFCommandFailure) -> String {
     var hexInput = false
     var inputs: [String] = []
-    for argument in arguments {
-      if argument == "--help" || argument == "-h" {
+    for (index, argument) in arguments.enumerated() {
+      if argument == "--" {
+        inputs += arguments[(index + 1)...]
+        break
+      } else if argument == "--help" || argument == "-h" {
         return ndefUsage
       } else if argument == "--hex" {
         hexInput = true
@@ -139,12 +155,22 @@ private struct NDEFCommand {
       bytes = try readFile(input)
     }
     if hexInput { bytes = try Self.parseHex(bytes) }
+    return NDEFJSON.render(try Self.decodeMessage(bytes)) + "\n"
+  }
+
+  /// The message in `bytes`, as `decode` reads it (`encode` checks its own output with it).
+  private static func decodeMessage(_ bytes: [UInt8]) throws(NDEFCommandFailure) -> NDEFMessage {
     do {
-      return NDEFJSON.render(try NDEFDecoder().decode(bytes)) + "\n"
+      return try NDEFDecoder().decode(bytes)
     } catch {
       throw .data(
         "malformed NDEF at byte \(error.offset): expected \(error.expected) (\(error.code): \(error.message))")
     }
+  }
+
+  /// The report of an input, or of an output meant to be read back, over `inputLimit`.
+  private func tooLarge(_ what: String, size: Int) -> NDEFCommandFailure {
+    .data("\(what) is larger than \(limitDescription): \(size) bytes")
   }
 
   /// Hex text to bytes: two digits per byte, either case, whitespace only between bytes.
@@ -179,8 +205,9 @@ private struct NDEFCommand {
     case mime(type: String, file: String)
   }
 
-  func encode(_ arguments: [String]) throws(NDEFCommandFailure) -> Output {
+  func encode(_ arguments: [String], stdoutIsTerminal: Bool) throws(NDEFCommandFailure) -> (Output, file: String?) {
     var hexOutput = false
+    var outputFile: String?
     var specs: [RecordSpec] = []
     var index = 0
     func value(_ count: Int = 1) throws(NDEFCommandFailure) -> [String] {
@@ -193,8 +220,14 @@ private struct NDEFCommand {
     while index < arguments.count {
       let argument = arguments[index]
       switch argument {
-      case "--help", "-h": return .text(ndefUsage)
+      case "--help", "-h": return (.text(ndefUsage), nil)
       case "--hex": hexOutput = true
+      case "--output":
+        let file = try value()[0]
+        guard !file.isEmpty else { throw .usage("--output needs a file name") }
+        outputFile = file == "-" ? nil : file
+      case "--":
+        if index + 1 < arguments.count { throw .usage("unexpected argument '\(arguments[index + 1])' for encode") }
       case "--text": specs.append(.text(try value()[0], language: "en"))
       case "--lang":
         let language = try value()[0]
@@ -209,6 +242,10 @@ private struct NDEFCommand {
       index += 1
     }
     guard !specs.isEmpty else { throw .usage("encode needs at least one --text, --uri or --mime") }
+    if stdoutIsTerminal, !hexOutput, outputFile == nil {
+      throw .invalidArgument(
+        "refusing to write binary NDEF to a terminal: add --hex, give --output FILE, or redirect standard output")
+    }
 
     var records: [NDEFRecord] = []
     for spec in specs {
@@ -230,7 +267,24 @@ private struct NDEFCommand {
     } catch {
       throw .invalidArgument(error.message)
     }
-    return hexOutput ? .text(NDEFBytes(bytes).hex + "\n") : .bytes(bytes)
+    // What decode would refuse, refused here with its words, before anything is written.
+    if hexOutput {
+      let size = bytes.count * 2 + 1
+      if size > inputLimit { throw tooLarge("the hex text of the encoded message", size: size) }
+    } else if bytes.count > inputLimit {
+      throw tooLarge("the encoded message", size: bytes.count)
+    }
+    _ = try Self.decodeMessage(bytes)
+    return (hexOutput ? .text(NDEFBytes(bytes).hex + "\n") : .bytes(bytes), outputFile)
+  }
+
+  /// Writes `bytes` to the file at `path`, replacing it.
+  static func write(_ bytes: [UInt8], to path: String) throws(NDEFCommandFailure) {
+    do {
+      try Data(bytes).write(to: URL(fileURLWithPath: path))
+    } catch {
+      throw .output("cannot write \(path): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
+    }
   }
 
   // MARK: Files
@@ -255,7 +309,7 @@ private struct NDEFCommand {
     if attributes?[.type] as? FileAttributeType == .typeRegular, let size = attributes?[.size] as? Int,
       size > inputLimit
     {
-      throw .data("\(path) is larger than \(limitDescription): \(size) bytes")
+      throw tooLarge(path, size: size)
     }
     guard let handle = FileHandle(forReadingAtPath: path) else {
       throw .noInput("cannot read \(path): permission denied or unreadable")

@@ -1,8 +1,12 @@
 /// `readerctl`: the ReaderKit command-line tool. Dispatches to a subcommand and returns the exit
 /// status; usage errors print the subcommand's usage on standard error and exit 64.
 enum ReaderCtl {
+  /// The version `readerctl --version` prints: ReaderKit's, which this tool ships with.
+  static let version = "0.1.0"
+
   static let usage = """
     usage: readerctl <command> [options]
+           readerctl --version
 
     commands:
       demo       a narrated run of the reader lifecycle on the built-in simulator
@@ -12,7 +16,8 @@ enum ReaderCtl {
       ndef       decode and encode NFC Forum NDEF messages
       help       show this text, or `readerctl help <command>` for one command
 
-    Run `readerctl <command> --help` for a command's options.
+    Run `readerctl <command> --help` for a command's options. `--` ends a command's options: what
+    follows is an argument even if it starts with `-` (`readerctl ndef decode -- -file.ndef`).
 
     """
 
@@ -21,8 +26,13 @@ enum ReaderCtl {
       console.error(usage)
       return ExitStatus.usage
     }
+    if command == "--version" || command == "-V" {
+      console.line("readerctl \(version)")
+      return ExitStatus.success
+    }
     let rest = Array(arguments.dropFirst())
-    if ["--help", "-h"].contains(where: rest.contains), let text = usage(of: command) {
+    let options = rest.prefix { $0 != "--" }
+    if ["--help", "-h"].contains(where: options.contains), let text = usage(of: command) {
       console.write(text)
       return ExitStatus.success
     }
@@ -35,7 +45,8 @@ enum ReaderCtl {
       case "ndef":
         return runNDEFCommand(
           rest, inputLimit: maximumInputSize, stdin: { console.readInput(limit: maximumInputSize) },
-          stdout: console.write, stdoutBytes: { console.write(bytes: $0) }, stderr: console.error)
+          stdout: console.write, stdoutBytes: { console.write(bytes: $0) }, stderr: console.error,
+          stdoutIsTerminal: console.isTerminal)
       case "help", "--help", "-h":
         guard let topic = rest.first else {
           console.write(usage)

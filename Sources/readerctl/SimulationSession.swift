@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// Nothing happens in the world until the session advances the clock. Paced runs keep simulated
 /// time at `speed` times the wall clock so a person can watch; unpaced runs go as fast as the machine
-/// allows. Every loop stops early when Ctrl-C was pressed (`Interrupt`).
+/// allows. Either way the clock stops at the same simulated instants, so what happens, and when in
+/// simulated time, does not depend on pacing. Loops stop early when Ctrl-C was pressed (`Interrupt`),
+/// except the ones that wind an operation down after it.
 final class SimulationSession: Sendable {
   let seed: UInt64
   let clock = VirtualClock()
@@ -58,26 +60,36 @@ final class SimulationSession: Sendable {
   }
 
   /// Runs the world until `condition` holds (checked after every step) or `limit` of simulated time
-  /// has passed, or Ctrl-C; returns whether `condition` holds.
+  /// has passed, or Ctrl-C unless not `interruptible`; returns whether `condition` holds.
   @discardableResult
-  func run(until condition: () -> Bool, limit: Duration, paced: Bool = true) -> Bool {
+  func run(until condition: () -> Bool, limit: Duration, paced: Bool = true, interruptible: Bool = true) -> Bool {
     let end = clock.elapsed + limit
     let pacing = paced && speed > 0
     let segmentWall = ContinuousClock.now
     let segmentStart = clock.elapsed
-    while !condition(), clock.elapsed < end, !Interrupt.requested {
+    while !condition(), clock.elapsed < end, !(interruptible && Interrupt.requested) {
+      // Stop at every piece of work, paced or not, so the condition is checked at the same simulated
+      // instants and the run ends at the same one; pacing only adds stops between them.
+      let next = min(clock.nextDeadline.map { max($0, clock.elapsed) } ?? end, end)
       if pacing {
-        clock.advance(to: min(clock.elapsed + step, end))
+        clock.advance(to: min(next, clock.elapsed + step))
         let due = (clock.elapsed - segmentStart) / speed
         let ahead = due - (ContinuousClock.now - segmentWall)
         if ahead > .zero { Thread.sleep(forTimeInterval: ahead.inSeconds) }
       } else {
-        // Jump from one piece of work to the next, so the condition is checked after each.
-        let next = clock.nextDeadline.map { max($0, clock.elapsed) } ?? end
-        clock.advance(to: min(next, end))
+        clock.advance(to: next)
       }
     }
     return condition()
+  }
+
+  /// Ends the command: with `--json` prints its outcome as the last line,
+  /// `{"t": …, "event": "result", "exitStatus": N, "error": null | {…}, …fields}`; returns the status.
+  func finish(_ outcome: CommandOutcome) -> Int32 {
+    if json {
+      console.line(outcome.json(at: clock.elapsed).rendered)
+    }
+    return outcome.status
   }
 
   /// Prints a narration line stamped with the simulated time; silent with `--json`.

@@ -27,21 +27,49 @@ enum OracleRunner {
   /// Whether `NFCKIT_SKIP_ORACLE=1` asks to skip the oracle tests.
   static let skipRequested = ProcessInfo.processInfo.environment["NFCKIT_SKIP_ORACLE"] == "1"
 
+  /// Whether the oracle tests must run (`READERKIT_CI=1`, set by `.ci/run`): then a missing ndeflib, or
+  /// `NFCKIT_SKIP_ORACLE=1`, fails them instead of skipping them.
+  static let required = ProcessInfo.processInfo.environment["READERKIT_CI"] == "1"
+
+  /// Whether the venv's Python imports ndeflib 0.3.3 (asked once).
+  static let installed: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: python.path) else { return false }
+    let check = Process()
+    check.executableURL = python
+    check.arguments = ["-c", #"import ndef, importlib.metadata as m; assert m.version("ndeflib") == "0.3.3""#]
+    check.standardOutput = FileHandle.nullDevice
+    check.standardError = FileHandle.nullDevice
+    guard (try? runWithClearedSignalMask(check)) != nil else { return false }
+    check.waitUntilExit()
+    return check.terminationStatus == 0
+  }()
+
   struct Failure: Error, CustomStringConvertible {
     let description: String
   }
 
-  /// Checks the venv exists, recording a clear failure (not a skip) when it does not.
-  static func pythonIsReady(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-    guard FileManager.default.isExecutableFile(atPath: python.path) else {
-      Issue.record(
-        """
-        The ndeflib oracle is not installed: \(python.path) does not exist. Run `.ci/ndef-oracle.sh` from the \
-        package root (or set NFCKIT_SKIP_ORACLE=1 to skip the oracle tests).
-        """, sourceLocation: sourceLocation)
-      return false
+  /// Whether the oracle tests run: ndeflib is installed and not skipped on purpose, or they are required.
+  static let enabled = required || (installed && !skipRequested)
+
+  /// The one line a skipped run prints: why, and how to enable the tests.
+  static let skipNote: Comment =
+    skipRequested
+    ? "NFCKIT_SKIP_ORACLE=1 skips the ndeflib oracle checks"
+    : "ndeflib is not installed in .venv: run `bash .ci/ndef-oracle.sh` (Python 3 and PyPI) to enable the ndeflib oracle checks"
+
+  /// Fails with a clear message (not a skip) when the oracle must run but cannot, or is skipped on purpose.
+  static func requireInstalled() throws {
+    if required && skipRequested {
+      throw Failure(
+        description: "READERKIT_CI=1 requires the ndeflib oracle checks, but NFCKIT_SKIP_ORACLE=1 skips them")
     }
-    return true
+    guard installed else {
+      throw Failure(
+        description: """
+          The ndeflib oracle is not installed: \(python.path) does not import ndeflib 0.3.3. Run \
+          `bash .ci/ndef-oracle.sh` from the package root.
+          """)
+    }
   }
 
   /// Runs `script` with `arguments`, feeding `input` on stdin, and returns its stdout.

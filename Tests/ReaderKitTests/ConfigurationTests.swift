@@ -68,4 +68,10 @@ private nonisolated final class QuietDelegate: MobileReaderDelegate {}
     #expect(proximity.method == .bluetoothProximity)
     #expect(proximity.simulated)
   }
+
+  @Test(arguments: [(0.0005, 1), (0.0000001, 1), (0.001, 1), (0.0015, 2), (0.1, 100), (86_400, 86_400_000)])
+  func aPositiveScanTimeoutCountsWholeMillisecondsAndNeverMeansNoLimit(seconds: Double, milliseconds: Int64) throws {
+    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).build()
+    #expect(scan.method == .bluetoothScan(timeout: .milliseconds(milliseconds)), "\(seconds) s")
+  }
 }

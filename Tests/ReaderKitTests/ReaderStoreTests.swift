@@ -89,13 +89,79 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     }
   }
 
-  @Test func unknownDeviceTypeFromANewerModelLoadsAsNil() throws {
+  @Test func aDeviceTypeThatNamesNoKnownModelIsCorruptAndNamesTheValue() throws {
     try withTemporaryDirectory { directory throws in
       let file = directory.appendingPathComponent("last-reader.json")
-      try Data(#"{"version":1,"serialNumber":"X-1","locationId":"tml_1","deviceType":"future9"}"#.utf8)
+      try Data(#"{"version":1,"serialNumber":"X-1","locationId":"tml_1","deviceType":"toaster"}"#.utf8)
         .write(to: file)
-      let reader = try FileReaderStore(fileURL: file).loadLastReader()
-      #expect(reader == SavedReader(serialNumber: "X-1", locationId: "tml_1", deviceType: nil))
+      let error = #expect(throws: ReaderError.self) { try FileReaderStore(fileURL: file).loadLastReader() }
+      #expect(error?.code == .storeCorrupt)
+      #expect(error?.context["field"] == "deviceType")
+      #expect(error?.context["value"] == "toaster")
+    }
+  }
+
+  @Test func reasonsSpeakOfJSONNeverOfSwiftTypesOrEmptyFieldNames() throws {
+    let cases = [
+      ("null", "the record is not a JSON object"), ("\"text\"", "the record is not a JSON object"),
+      (#"{"version":1,"serialNumber":5,"locationId":"B"}"#, "the field serialNumber is not a string"),
+      (#"{"version":1,"serialNumber":"A","locationId":null}"#, "the field locationId is not a string"),
+      (
+        #"{"version":1,"serialNumber":"A","locationId":"B","simulated":"yes"}"#,
+        "the field simulated is not true or false"
+      ),
+      (#"{"version":1,"serialNumber":"A","locationId":""}"#, "the field locationId is empty"),
+      (#"{"version":1,"serialNumber":" ","locationId":"B"}"#, "the field serialNumber is blank"),
+    ]
+    try withTemporaryDirectory { directory throws in
+      let file = directory.appendingPathComponent("last-reader.json")
+      for (text, reason) in cases {
+        try Data(text.utf8).write(to: file)
+        let error = #expect(throws: ReaderError.self) { try FileReaderStore(fileURL: file).loadLastReader() }
+        #expect(error?.context["reason"] == reason, "\(text)")
+        #expect(error?.message == "the saved reader is corrupt: \(reason)", "\(text)")
+      }
+    }
+  }
+
+  // MARK: Checking before a save
+
+  @Test func checkCanSaveAcceptsAWritableDirectoryOrOneToCreateAndChangesNothing() throws {
+    try withTemporaryDirectory { directory throws in
+      try FileReaderStore(fileURL: directory.appendingPathComponent("last-reader.json")).checkCanSave()
+      try FileReaderStore(fileURL: directory.appendingPathComponent("a/b/last-reader.json")).checkCanSave()
+      let corrupt = directory.appendingPathComponent("corrupt.json")
+      try Data("garbage".utf8).write(to: corrupt)
+      try FileReaderStore(fileURL: corrupt).checkCanSave()
+      #expect(try listing(directory) == ["corrupt.json"])
+      #expect(try bytes(corrupt) == Data("garbage".utf8))
+    }
+  }
+
+  @Test func checkCanSaveRefusesWhatASaveWouldFailOn() throws {
+    try withTemporaryDirectory { directory throws in
+      let plainFile = directory.appendingPathComponent("plain")
+      try Data("x".utf8).write(to: plainFile)
+      let readOnly = directory.appendingPathComponent("read-only", isDirectory: true)
+      try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: false)
+      // Root may write into a directory without write permission, but not into one of /proc.
+      let unwritable = getuid() == 0 ? "/proc/version" : readOnly.appendingPathComponent("last-reader.json").path
+      #expect(chmod(readOnly.path, 0o500) == 0)
+      defer { _ = chmod(readOnly.path, 0o700) }
+      let cases: [(path: String, reason: String)] = [
+        (directory.path, "the path is a directory"),
+        (plainFile.appendingPathComponent("last-reader.json").path, "Not a directory"),
+        (unwritable, getuid() == 0 ? "No such file or directory" : "Permission denied"),
+      ]
+      for (path, reason) in cases {
+        let error = #expect(throws: ReaderError.self) {
+          try FileReaderStore(fileURL: URL(fileURLWithPath: path)).checkCanSave()
+        }
+        #expect(error?.code == .storeUnavailable, "\(path)")
+        #expect(error?.context["path"] == path)
+        #expect(error?.context["reason"]?.contains(reason) == true, "\(path): \(String(describing: error))")
+      }
+      #expect(try listing(readOnly) == [])
     }
   }
 
@@ -176,6 +242,12 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     CorruptCase("trailing garbage", #"{"version":1} x"#, ["offset": "14"]),
     CorruptCase("bad literal", #"{"version":tru}"#, ["offset": "14"]),
     CorruptCase("not an object", "[1,2]", [:]),
+    CorruptCase("null", "null", [:]),
+    CorruptCase("location empty", #"{"version":1,"serialNumber":"A","locationId":""}"#, ["field": "locationId"]),
+    CorruptCase("serial blank", #"{"version":1,"serialNumber":" \t","locationId":"B"}"#, ["field": "serialNumber"]),
+    CorruptCase(
+      "unknown device type", #"{"version":1,"serialNumber":"A","locationId":"B","deviceType":"toaster"}"#,
+      ["field": "deviceType", "value": "toaster"]),
     CorruptCase("version missing", #"{"serialNumber":"A","locationId":"B"}"#, ["field": "version"]),
     CorruptCase("version is a string", #"{"version":"1","serialNumber":"A","locationId":"B"}"#, ["field": "version"]),
     CorruptCase("version is fractional", #"{"version":1.5,"serialNumber":"A","locationId":"B"}"#, ["field": "version"]),

@@ -34,6 +34,9 @@ struct LinkCommandsTests {
     let connected = try #require(events.first { $0["event"] as? String == "didConnect" })
     #expect(connected["serialNumber"] as? String == serial)
     #expect((connected["reader"] as? [String: Any])?["locationId"] as? String == "tml_42")
+    let outcome = try #require(events.last)
+    #expect(outcome["event"] as? String == "result" && outcome["exitStatus"] as? Int == 0)
+    #expect((outcome["reader"] as? [String: Any])?["serialNumber"] as? String == serial)
   }
 
   @Test func reconnectInAWorldWithoutTheReaderGivesUpWithStatus69() throws {
@@ -82,8 +85,61 @@ struct LinkCommandsTests {
     #expect(!FileManager.default.fileExists(atPath: store))
   }
 
+  @Test func aFailedConnectEndsItsJSONWithTheFailure() throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = directory.appendingPathComponent("last-reader.json").path
+    let result = try ReaderctlProcess.run(["connect", "NOPE", "--location", "x", "--store", store, "--json"])
+    #expect(result.status == 69)
+    let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
+    #expect(outcome["event"] as? String == "result")
+    #expect(outcome["exitStatus"] as? Int == 69)
+    let error = try #require(outcome["error"] as? [String: Any])
+    #expect(error["code"] as? String == "readerNotFound")
+    #expect((error["context"] as? [String: String])?["serialNumber"] == "NOPE")
+  }
+
+  @Test func aStoreThatCannotBeWrittenFailsBeforeTheScan() throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let plain = directory.appendingPathComponent("plain-file")
+    try Data("x".utf8).write(to: plain)
+    var stores = [plain.appendingPathComponent("last-reader.json").path, directory.path]
+    #if os(Linux)
+      stores.append("/proc/version")
+    #endif
+    let serial = try #require(try serials(seed: 1).first)
+    for store in stores {
+      let result = try ReaderctlProcess.run(["connect", serial, "--location", "x", "--store", store, "--json"])
+      #expect(result.status == 74, "\(store)")
+      #expect(result.stderr.hasPrefix("readerctl: the store cannot be written: storeUnavailable"), "\(result.stderr)")
+      let events = try ReaderctlProcess.jsonLines(result.stdout)
+      #expect(events.map { $0["event"] as? String } == ["result"], "no scan, no connection: \(store)")
+    }
+    #expect(try Data(contentsOf: plain) == Data("x".utf8))
+  }
+
   @Test(arguments: [
-    ["connect"], ["connect", "CHB20-1"], ["connect", "CHB20-1", "--location", ""],
+    (#"{"version":1,"serialNumber":"CHB20-1","locationId":""}"#, "the field locationId is empty"),
+    ("null", "the record is not a JSON object"),
+    (#"{"version":1,"serialNumber":"CHB20-1","locationId":"x","deviceType":"toaster"}"#, "names no known reader model"),
+  ])
+  func anInvalidStoreRecordIsCorruptWithStatus65AndOneClearReason(record: String, reason: String) throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = directory.appendingPathComponent("last-reader.json")
+    try Data(record.utf8).write(to: store)
+    let result = try ReaderctlProcess.run(["reconnect", "--store", store.path])
+    #expect(result.status == 65, "\(result.stderr)")
+    #expect(result.stderr.hasPrefix("readerctl: reconnecting failed: storeCorrupt: the saved reader is corrupt: "))
+    #expect(result.stderr.components(separatedBy: reason).count == 2, "said once: \(result.stderr)")
+    #expect(!result.stderr.contains("Dictionary") && !result.stderr.contains("field  "))
+    #expect(result.stderr.filter { $0 == "\n" }.count == 1)
+  }
+
+  @Test(arguments: [
+    ["connect"], ["connect", "CHB20-1"], ["connect", "CHB20-1", "--location", ""], ["connect", "", "--location", "x"],
+    ["connect", " ", "--location", "x"], ["connect", "-t", "--location", "x"],
     ["connect", "CHB20-1", "--location", "  "],
     ["connect", "A", "B", "--location", "x"], ["reconnect", "extra"], ["reconnect", "--store", ""],
     ["reconnect", "--timeout", "0"],
@@ -91,6 +147,7 @@ struct LinkCommandsTests {
   func badArgumentsExit64(arguments: [String]) throws {
     let result = try ReaderctlProcess.run(arguments)
     #expect(result.status == 64)
+    #expect(result.stdout.isEmpty, "nothing was looked for")
     #expect(result.stderr.contains("usage: readerctl \(arguments[0])"))
   }
 }

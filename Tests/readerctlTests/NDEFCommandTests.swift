@@ -15,7 +15,8 @@ import Testing
   }
 
   /// Runs `readerctl ndef <arguments>` with `stdin` as standard input (`nil`: more than the input limit).
-  func ndef(_ arguments: [String], stdin: [UInt8]? = [], inputLimit: Int? = nil) -> Run {
+  func ndef(_ arguments: [String], stdin: [UInt8]? = [], inputLimit: Int? = nil, stdoutIsTerminal: Bool = false) -> Run
+  {
     var run = Run(status: -1)
     let read = { () -> [UInt8]? in
       run.readStdin = true
@@ -25,11 +26,11 @@ import Testing
       if let inputLimit {
         runNDEFCommand(
           arguments, inputLimit: inputLimit, stdin: read, stdout: { run.stdout += $0 },
-          stdoutBytes: { run.stdoutBytes += $0 }, stderr: { run.stderr += $0 })
+          stdoutBytes: { run.stdoutBytes += $0 }, stderr: { run.stderr += $0 }, stdoutIsTerminal: stdoutIsTerminal)
       } else {
         runNDEFCommand(
           arguments, stdin: read, stdout: { run.stdout += $0 }, stdoutBytes: { run.stdoutBytes += $0 },
-          stderr: { run.stderr += $0 })
+          stderr: { run.stderr += $0 }, stdoutIsTerminal: stdoutIsTerminal)
       }
     run.status = status
     return run
@@ -180,7 +181,7 @@ import Testing
     let run = ndef(arguments)
     #expect(run.status == 64)
     #expect(run.stdout.isEmpty)
-    #expect(run.stderr.contains("usage: readerctl ndef decode [--hex] FILE|-"))
+    #expect(run.stderr.contains("usage: readerctl ndef decode [--hex] [--] FILE|-"))
     #expect(!run.readStdin)
   }
 
@@ -261,5 +262,90 @@ import Testing
     #expect(ndef(["encode", "--mime", "text/plain", files.directory.appendingPathComponent("x").path]).status == 66)
     let big = try files.file("big", Array(repeating: 0x41, count: 9))
     expectDataError(ndef(["encode", "--mime", "text/plain", big], inputLimit: 8), containing: "larger than 8 bytes")
+  }
+
+  // MARK: encode and decode agree on limits
+
+  @Test func encodeRefusesAMessageOverTheLimitThatDecodeWouldRefuseAndAcceptsOneAtIt() throws {
+    let files = try TemporaryFiles()
+    // A media record of type "a/b" with a payload of 256 bytes or more: header, type length, 4-byte
+    // payload length, type.
+    let overhead = 1 + 1 + 4 + 3
+    let limit = 300
+    let fits = try files.file("fits", Array(repeating: 0x41, count: limit - overhead))
+    let atLimit = ndef(["encode", "--mime", "a/b", fits], inputLimit: limit)
+    #expect(atLimit.status == 0, "\(atLimit.stderr)")
+    #expect(ndef(["decode", "-"], stdin: atLimit.stdoutBytes, inputLimit: limit).status == 0)
+    let over = try files.file("over", Array(repeating: 0x41, count: limit))
+    expectDataError(
+      ndef(["encode", "--mime", "a/b", over], inputLimit: limit),
+      containing: "the encoded message is larger than \(limit) bytes: ")
+    let decodeOver = ndef(["decode", over], inputLimit: limit - 1)
+    expectDataError(decodeOver, containing: "is larger than \(limit - 1) bytes: \(limit) bytes")
+  }
+
+  @Test func encodeWithHexRefusesHexTextOverTheLimit() throws {
+    let files = try TemporaryFiles()
+    let limit = 100
+    let payload = try files.file("p", Array(repeating: 0x41, count: 60))
+    expectDataError(
+      ndef(["encode", "--hex", "--mime", "a/b", payload], inputLimit: limit),
+      containing: "the hex text of the encoded message is larger than \(limit) bytes: ")
+    let small = try files.file("s", Array(repeating: 0x41, count: 30))
+    let hex = ndef(["encode", "--hex", "--mime", "a/b", small], inputLimit: limit)
+    #expect(hex.status == 0)
+    #expect(ndef(["decode", "--hex", "-"], stdin: Array(hex.stdout.utf8), inputLimit: limit).status == 0)
+  }
+
+  @Test func encodeRefusesWhatTheDecoderRejectsWithDecodesWords() {
+    let arguments = ["encode", "--hex"] + Array(repeating: ["--text", "a"], count: 4097).flatMap { $0 }
+    expectDataError(ndef(arguments), containing: "malformed NDEF at byte ")
+    #expect(ndef(arguments).stderr.contains("tooManyRecords"))
+    #expect(ndef(["encode", "--hex"] + Array(repeating: ["--text", "a"], count: 4096).flatMap { $0 }).status == 0)
+  }
+
+  @Test func encodeRefusesToWriteRawBytesToATerminal() throws {
+    let run = ndef(["encode", "--text", "hi"], stdoutIsTerminal: true)
+    #expect(run.status == 64)
+    #expect(run.stdoutBytes.isEmpty && run.stdout.isEmpty)
+    #expect(run.stderr.hasPrefix("readerctl: refusing to write binary NDEF to a terminal"))
+    #expect(ndef(["encode", "--text", "hi", "--hex"], stdoutIsTerminal: true).stdout == "d101055402656e6869\n")
+
+    let files = try TemporaryFiles()
+    let output = files.directory.appendingPathComponent("hi.ndef").path
+    let toFile = ndef(["encode", "--text", "hi", "--output", output], stdoutIsTerminal: true)
+    #expect(toFile.status == 0, "\(toFile.stderr)")
+    #expect(toFile.stdout.isEmpty && toFile.stdoutBytes.isEmpty)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(Self.hexBytes("d101055402656e6869")))
+  }
+
+  @Test func anOutputFileThatCannotBeWrittenIsStatus74() throws {
+    let files = try TemporaryFiles()
+    let run = ndef(["encode", "--text", "hi", "--output", files.directory.appendingPathComponent("no/such/dir").path])
+    #expect(run.status == 74)
+    #expect(run.stderr.hasPrefix("readerctl: cannot write "))
+    #expect(run.stderr.filter { $0 == "\n" }.count == 1)
+  }
+
+  @Test func decodeReadsStandardInputForADashAfterDoubleDash() {
+    #expect(ndef(["decode", "--", "-"], stdin: Self.helloText).stdout == Self.helloJSON)
+    #expect(ndef(["decode", "--", "--hex"]).status == 66, "after --, --hex is a file name")
+  }
+}
+
+/// The real limits, through the built `readerctl`: what `encode` writes, `decode` reads.
+struct NDEFLimitProcessTests {
+  @Test(arguments: [false, true])
+  func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // 16 MiB of payload, or 8 MiB with --hex: the message (or its hex text) is just over 16 MiB.
+    let payload = directory.appendingPathComponent("payload")
+    try Data(count: hex ? 8 * 1024 * 1024 : 16 * 1024 * 1024).write(to: payload)
+    let result = try ReaderctlProcess.run(
+      ["ndef", "encode"] + (hex ? ["--hex"] : []) + ["--mime", "a/b", payload.path], timeout: 120)
+    #expect(result.status == 65, "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr.contains("is larger than 16 MiB (16777216 bytes)"))
   }
 }

@@ -25,6 +25,55 @@ struct ReaderCtlTests {
     #expect(discover.status == 0 && discover.stdout.hasPrefix("usage: readerctl discover"))
   }
 
+  @Test(arguments: ["--version", "-V"])
+  func versionPrintsTheVersionOnStdout(flag: String) throws {
+    let result = try ReaderctlProcess.run([flag])
+    #expect(result.status == 0)
+    #expect(result.stdout == "readerctl \(ReaderCtl.version)\n")
+    #expect(result.stderr.isEmpty)
+    #expect(try ReaderctlProcess.run(["help"]).stdout.contains("readerctl --version"))
+  }
+
+  @Test func aSingleDashOptionIsAnUnknownOptionNotAnArgument() throws {
+    let result = try ReaderctlProcess.run(["discover", "-t"])
+    #expect(result.status == 64)
+    #expect(result.stderr.hasPrefix("readerctl: unknown option '-t'\n"))
+  }
+
+  @Test func doubleDashEndsTheOptions() throws {
+    let hello: [UInt8] = [0xD1, 0x01, 0x05, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x69]
+    let stdin = try ReaderctlProcess.run(["ndef", "decode", "--", "-"], input: hello)
+    #expect(stdin.status == 0, "\(stdin.stderr)")
+    #expect(stdin.stdout.contains(#""text":"hi""#))
+    // After `--`, `-h` is a file name, not a request for help.
+    let file = try ReaderctlProcess.run(["ndef", "decode", "--", "-h"])
+    #expect(file.status == 66)
+    #expect(file.stderr == "readerctl: cannot read -h: no such file\n")
+  }
+
+  @Test func theREADMEsCommandTableListsEveryOptionOfEveryCommand() throws {
+    let readme = try String(
+      contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    let usages = [
+      ("demo", DemoCommand.usage), ("discover", DiscoverCommand.usage), ("connect", LinkCommands.connectUsage),
+      ("reconnect", LinkCommands.reconnectUsage), ("ndef encode", ndefUsage), ("ndef decode", ndefUsage),
+    ]
+    for (command, usage) in usages {
+      let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| `readerctl \(command) ") })
+      // The options in the command's synopsis: its usage line and the lines continuing it.
+      let lines = usage.split(separator: "\n")
+      let start = try #require(lines.firstIndex { $0.contains("readerctl \(command) ") })
+      let synopsis =
+        [lines[start]] + lines[(start + 1)...].prefix { $0.trimmingPrefix(while: \.isWhitespace).hasPrefix("[") }
+      let options = Set(synopsis.joined().matches(of: /--[a-z]+/).map { String($0.output) })
+      #expect(!options.isEmpty)
+      for option in options { #expect(row.contains(option), "README's row for \(command) lacks \(option)") }
+    }
+    #expect(readme.contains("readerctl --version"))
+    #expect(readme.contains("A `+` after a battery level means the reader is charging."))
+  }
+
   @Test func argumentListTakesSpacedAndInlineValuesAndFlags() throws {
     let list = try ArgumentList(
       ["a", "--seed=7", "--json", "--timeout", "2.5", "-", "b"], flags: ["json"], options: ["seed", "timeout"])
@@ -33,6 +82,9 @@ struct ReaderCtlTests {
     #expect(try list.integer("seed", default: UInt64(0), in: 0...UInt64.max) == 7)
     #expect(try list.number("timeout", default: 0, in: 0...10) == 2.5)
     #expect(try list.number("absent", default: 3, in: 0...10) == 3)
+    let ended = try ArgumentList(["--json", "--", "--seed", "-x", "-"], flags: ["json"], options: ["seed"])
+    #expect(ended.has("json") && !ended.has("seed"))
+    #expect(ended.positionals == ["--seed", "-x", "-"])
   }
 
   @Test func argumentListRejectsWhatItCannotUse() {
@@ -46,6 +98,8 @@ struct ReaderCtlTests {
       try ArgumentList(["--t", "nan"], options: ["t"]).number("t", default: 0, in: 0...1)
     }
     #expect(throws: UsageError.self) { try ArgumentList(["a"]).positionals(named: []) }
+    #expect(throws: UsageError.self) { try ArgumentList(["-t"]) }
+    #expect(throws: UsageError.self) { try ArgumentList(["-json"], flags: ["json"]) }
     #expect(throws: UsageError.self) { try ArgumentList([]).positionals(named: ["SERIAL"]) }
   }
 

@@ -27,8 +27,12 @@ struct ReaderctlProcess {
     let description: String
   }
 
-  /// The `readerctl` executable built beside the test bundle.
+  /// The `readerctl` executable built beside the test bundle, or the one `READERCTL_EXECUTABLE` names
+  /// (to run these tests against another build).
   static let executable: URL = {
+    if let path = ProcessInfo.processInfo.environment["READERCTL_EXECUTABLE"], !path.isEmpty {
+      return URL(fileURLWithPath: path)
+    }
     let candidates = [
       URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL,
       Bundle.main.bundleURL.deletingLastPathComponent(),
@@ -39,9 +43,11 @@ struct ReaderctlProcess {
     return found ?? candidates[0].appendingPathComponent("readerctl")
   }()
 
-  /// Runs `readerctl arguments…` with `input` on standard input.
+  /// Runs `readerctl arguments…` with `input` on standard input; with `interruptAfter`, sends SIGINT
+  /// (Ctrl-C) once standard output contains that text.
   static func run(
-    _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60
+    _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
+    interruptAfter marker: String? = nil
   ) throws -> Result {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -77,6 +83,16 @@ struct ReaderctlProcess {
     let finished = Mutex(false)
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
       if finished.withLock({ !$0 }) { kill(pid, SIGKILL) }
+    }
+    if let marker {
+      // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
+      while process.isRunning {
+        if let text = try? String(contentsOf: files[1], encoding: .utf8), text.contains(marker) {
+          kill(pid, SIGINT)
+          break
+        }
+        usleep(20_000)
+      }
     }
     process.waitUntilExit()
     let timedOut = finished.withLock { done -> Bool in

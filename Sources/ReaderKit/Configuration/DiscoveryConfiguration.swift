@@ -11,11 +11,13 @@ public protocol DiscoveryConfiguration: Sendable {
 /// A continuous Bluetooth scan: every nearby reader, nearest first, updated as they come and go.
 public struct BluetoothScanDiscoveryConfiguration: DiscoveryConfiguration, Hashable {
   /// Seconds after which the scan stops; 0 means no limit. When it fires the discovery completes
-  /// successfully if any reader was found, with `bluetoothScanTimedOut` otherwise.
+  /// successfully if any reader was found, with `bluetoothScanTimedOut` otherwise. The scan's timer
+  /// counts whole milliseconds: a positive timeout is rounded to the nearest one, and one below half a
+  /// millisecond is a millisecond (never no limit).
   public let timeout: Double
   public let simulated: Bool
   public var method: DiscoveryMethod {
-    .bluetoothScan(timeout: timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil)
+    .bluetoothScan(timeout: timeout > 0 ? .milliseconds(max(1, Int64((timeout * 1000).rounded()))) : nil)
   }
 
   /// Builds a validated `BluetoothScanDiscoveryConfiguration`.

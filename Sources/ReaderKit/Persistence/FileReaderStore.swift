@@ -96,11 +96,11 @@ public struct FileReaderStore: ReaderStore {
 
   /// The saved reader, or `nil` when the file does not exist. Never modifies anything.
   ///
-  /// An unknown `deviceType` (a model added by a newer ReaderKit) is read as `nil`; the serial
-  /// number is enough to find the reader again.
   /// - Throws: `storeCorrupt` when the file exists but holds no valid record: empty, not JSON
-  ///   (`context["offset"]` is the byte offset of the first syntax error), a missing or mistyped field
-  ///   (`context["field"]`), an unknown record version (`context["version"]`), or more than
+  ///   (`context["offset"]` is the byte offset of the first syntax error), not a JSON object, a
+  ///   missing, mistyped or invalid field (`context["field"]`: an empty or blank `serialNumber` or
+  ///   `locationId`, a `deviceType` that names no model this build knows — `context["value"]`), an
+  ///   unknown record version (`context["version"]`), or more than
   ///   `maximumFileSize` bytes (`context["size"]`). `storeUnavailable` when it cannot be read
   ///   (`context["errno"]`), e.g. permission denied or a directory at the path. Every error carries
   ///   `context["path"]` and `context["reason"]`.
@@ -113,7 +113,8 @@ public struct FileReaderStore: ReaderStore {
     }
   }
 
-  /// Replaces the saved reader atomically, creating the parent directories (mode 0700) when needed.
+  /// Replaces the saved reader atomically, creating the missing parent directories (mode 0700), as
+  /// the default location under the XDG data directory needs on a fresh machine.
   ///
   /// A corrupt existing file is first kept aside as `last-reader.json.corrupt-<n>`.
   /// - Throws: `storeUnavailable` when the record cannot be written (`context["errno"]`,
@@ -144,6 +145,51 @@ public struct FileReaderStore: ReaderStore {
       throw error
     }
     try syncDirectory(directory, paths)
+  }
+
+  /// Checks, without changing anything, that `saveLastReader(_:)` could write here, so that a caller
+  /// can fail before a long operation whose result it wants to save.
+  ///
+  /// The path must not be a directory or another kind of non-regular file, and the record's
+  /// directory — or, when it does not exist yet, the nearest existing directory above it, where the
+  /// missing ones would be created — must accept a new file: a probe file is created there and
+  /// removed at once. An existing record, valid or corrupt, is not read beyond its type.
+  /// - Throws: `storeUnavailable` (`context["path"]`, `context["reason"]`, and `context["errno"]`
+  ///   when a system call failed) when a save would fail for one of these reasons.
+  public func checkCanSave() throws(ReaderError) {
+    let paths = try usablePaths()
+    var info = stat()
+    if lstat(paths.file, &info) == 0 {
+      let kind = info.st_mode & mode_t(S_IFMT)
+      if kind == mode_t(S_IFDIR) || (kind != mode_t(S_IFREG) && kind != mode_t(S_IFLNK)) {
+        let what = kind == mode_t(S_IFDIR) ? "a directory" : "not a regular file"
+        throw ReaderError(
+          .storeUnavailable, "cannot save the reader: the path is \(what)",
+          context: ["path": paths.file, "reason": "the path is \(what)"])
+      }
+    }
+    var directory = paths.directory
+    while stat(directory, &info) != 0 {
+      let code = errno
+      guard code == ENOENT, let parent = Paths.parent(of: directory) else {
+        throw Self.unavailable("cannot save the reader: cannot inspect \(directory)", errno: code, path: paths.file)
+      }
+      directory = parent
+    }
+    guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else {
+      throw Self.unavailable(
+        "cannot save the reader: \(directory) is not a directory", errno: ENOTDIR, path: paths.file)
+    }
+    let probe =
+      (directory == "/" ? "" : directory) + "/\(paths.temporaryPrefix)probe-"
+      + String(UInt64.random(in: .min ... .max), radix: 16)
+    let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd != -1 else {
+      throw Self.unavailable(
+        "cannot save the reader: cannot create files in \(directory)", errno: errno, path: paths.file)
+    }
+    _ = close(fd)
+    _ = unlink(probe)
   }
 
   /// Forgets the saved reader by removing the file; succeeds when there is none.
@@ -558,14 +604,40 @@ extension FileReaderStore {
         return .failure(
           Failure(reason: reason, context: ["reason": reason, "field": "version", "version": "\(found)"]))
       }
+      let record: RecordV1
       do {
-        let record = try decoder.decode(RecordV1.self, from: data)
-        return .success(
-          SavedReader(
-            serialNumber: record.serialNumber, locationId: record.locationId,
-            deviceType: record.deviceType.flatMap(DeviceType.init(rawValue:)), simulated: record.simulated ?? false))
+        record = try decoder.decode(RecordV1.self, from: data)
       } catch {
         return .failure(failure(error, data))
+      }
+      // The same rule as a connection's location id: a record that could never be reconnected is corrupt.
+      for (field, value) in [("serialNumber", record.serialNumber), ("locationId", record.locationId)]
+      where value.allSatisfy(\.isWhitespace) {
+        let reason = "the field \(field) is \(value.isEmpty ? "empty" : "blank")"
+        return .failure(Failure(reason: reason, context: ["reason": reason, "field": field]))
+      }
+      var deviceType: DeviceType?
+      if let name = record.deviceType {
+        guard let known = DeviceType(rawValue: name) else {
+          let reason = "the field deviceType names no known reader model"
+          return .failure(
+            Failure(reason: reason, context: ["reason": reason, "field": "deviceType", "value": name]))
+        }
+        deviceType = known
+      }
+      return .success(
+        SavedReader(
+          serialNumber: record.serialNumber, locationId: record.locationId, deviceType: deviceType,
+          simulated: record.simulated ?? false))
+    }
+
+    /// What a field of `type` holds, in JSON's words rather than Swift's.
+    private static func jsonKind(of type: Any.Type) -> String {
+      switch type {
+      case is String.Type: "a string"
+      case is Bool.Type: "true or false"
+      case is Int.Type, is Double.Type: "a number"
+      default: "of the expected JSON type"
       }
     }
 
@@ -580,14 +652,15 @@ extension FileReaderStore {
           return make("the record could not be decoded (invalid UTF-8, a number out of range, or nested too deeply)")
         }
         return make("the record is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
-      case .typeMismatch(_, let context) where context.codingPath.isEmpty:
+      case .typeMismatch(_, let context) where context.codingPath.isEmpty,
+        .valueNotFound(_, let context) where context.codingPath.isEmpty:
         return make("the record is not a JSON object")
       case .keyNotFound(let key, let context):
         let field = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
         return make("the field \(field) is missing", ["field": field])
       case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
         let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-        return make("the field \(field) is not a valid \(type)", ["field": field])
+        return make("the field \(field) is not \(jsonKind(of: type))", ["field": field])
       case .dataCorrupted(let context):
         let field = context.codingPath.map(\.stringValue).joined(separator: ".")
         return make("the field \(field) is invalid", ["field": field])
