@@ -94,7 +94,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
       _ = fetch.finished.wait(timeout: .now() + 2)
       break
     }
-    return try fetch.result(timeout: timeout)
+    return try fetch.result(timeout: timeout, stallTimeout: stallTimeout)
   }
 
   /// Records `outcome` unless one was recorded already; returns whether it was recorded.
@@ -109,7 +109,9 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
   }
 
   /// What the transfer produced; `timeout` is the limit that ended it, if one did.
-  private func result(timeout: (seconds: TimeInterval, reason: String)?) throws(ReaderError) -> BoundedBody {
+  private func result(timeout: (seconds: TimeInterval, reason: String)?, stallTimeout: Duration) throws(ReaderError)
+    -> BoundedBody
+  {
     let outcome = state.withLock { $0.outcome } ?? .failed(URLError(.unknown))
     let address = url.absoluteString
     switch outcome {
@@ -120,7 +122,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
         .updateCatalogUnavailable, "\(address) answered with HTTP status \(status)",
         context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"])
     case .failed(let error) where error.code == .timedOut:
-      let (seconds, reason) = timeout ?? (0, "URLSession timed out")
+      let (seconds, reason) = timeout ?? (stallTimeout.timeInterval, "URLSession timed out")
       throw ReaderError(
         .updateCatalogTimedOut, "\(address) did not answer in time: \(reason)",
         context: ["url": address, "timeout": "\(seconds)", "reason": reason])
