@@ -135,6 +135,23 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
     }
   }
 
+  @Test(arguments: transports) func chunkedBodyIsReadAndCutAtTheBound(transport: HTTPUpdateCatalog.Transport) throws {
+    try withCatalogServer { server in
+      try ManifestFixture().write(to: server.root)
+      let manifest = try catalog(server, "chunked/manifest.json", transport).manifest()
+      #expect(manifest.releases.count == 2)
+      #expect(manifest.releases[0].image.url == server.url("chunked/images/m2-2.01.00.18.bin"))
+      #expect(
+        try catalog(server, "chunked/manifest.json", transport).firmwareImage(for: manifest.releases[0].image)
+          == ManifestFixture.imageBytes("2.01.00.18"))
+      let size = ManifestFixture().data.count
+      let error = expectError(.updateCatalogInvalid, url: server.url("chunked/manifest.json")) {
+        try catalog(server, "chunked/manifest.json", transport, maximumManifestSize: size - 1).manifest()
+      }
+      #expect(error?.context["limit"] == "\(size - 1)")
+    }
+  }
+
   @Test(arguments: transports) func announcedOversizedBodyIsRefusedAtOnce(transport: HTTPUpdateCatalog.Transport) throws
   {
     try withCatalogServer { server in

@@ -11,6 +11,7 @@ misbehaves instead (PREFIX is whatever comes before, so tests running side by si
                              over, N being the body bytes sent so far
   PREFIX/huge                200 with a Content-Length of 1 GiB, then bytes until the client hangs up
   PREFIX/status/N            answers with HTTP status N and a short body
+  PREFIX/chunked/FILE        serves PREFIX/FILE with chunked transfer encoding, 1000 bytes a chunk
 The server exits, removing ROOT, when its standard input closes, so it cannot outlive the test
 process that started it.
 """
@@ -58,12 +59,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if prefix.endswith("/status") and last.isdigit():
             self.answer(int(last), b"status %s\n" % last.encode())
             return
-        target = os.path.realpath(os.path.join(ROOT, path.lstrip("/")))
+        chunked = "/chunked/" in path
+        target = os.path.realpath(os.path.join(ROOT, path.replace("/chunked/", "/", 1).lstrip("/")))
         if not target.startswith(ROOT + os.sep) or not os.path.isfile(target):
             self.answer(404, b"not found\n")
             return
         with open(target, "rb") as handle:
-            self.answer(200, handle.read())
+            body = handle.read()
+        if not chunked:
+            self.answer(200, body)
+            return
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for start in range(0, len(body), 1000):
+            piece = body[start:start + 1000]
+            self.wfile.write(b"%x;piece=%d\r\n%s\r\n" % (len(piece), start, piece))
+        self.wfile.write(b"0\r\n\r\n")
 
     def stream(self, state):
         self.send_response(200)
