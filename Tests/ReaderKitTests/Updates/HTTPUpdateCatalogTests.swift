@@ -149,6 +149,12 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
         try catalog(server, "chunked/manifest.json", transport, maximumManifestSize: size - 1).manifest()
       }
       #expect(error?.context["limit"] == "\(size - 1)")
+      var short = manifest.releases[0].image
+      short.size = 500
+      let cut = expectError(.firmwareImageRejected, url: short.url) {
+        try catalog(server, "chunked/manifest.json", transport).firmwareImage(for: short)
+      }
+      #expect(cut?.context["actual"] == "more than 500")
     }
   }
 
