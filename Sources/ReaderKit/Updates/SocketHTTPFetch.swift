@@ -140,7 +140,9 @@
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
-        let authority = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
+        var host = url.host ?? ""
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }  // an IPv6 literal
+        let authority = url.port.map { "\(host):\($0)" } ?? host
         let request = Array(
           ("GET \(target) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: ReaderKit\r\nAccept-Encoding: identity\r\n"
             + "Connection: close\r\n\r\n").utf8)
