@@ -9,10 +9,16 @@ import Synchronization
 
 /// One bounded HTTP GET: the body of a 2xx answer, or a typed error, within fixed time and memory.
 ///
-/// The body is read as it arrives and the transfer is cancelled as soon as it passes `limit` (or at
-/// once when the answer announces a larger `Content-Length`), so an oversized answer is never
-/// buffered. A server that goes quiet for `stallTimeout` ends the transfer, and so does one that has
+/// The body is read as it arrives; the fetch ends as soon as the body passes `limit` (at once when the
+/// answer announces a larger `Content-Length`), keeping nothing of it, and a refused status ends it at
+/// the headers. A server that goes quiet for `stallTimeout` ends the fetch, and so does one that has
 /// not finished after `totalTimeout`.
+///
+/// The fetch returns then and cancels the transfer. On Linux, URLSession (swift-corelibs-foundation)
+/// reads ahead of its delegate without back-pressure and acts on a cancel only after the data already
+/// queued, so a server that streams without a `Content-Length` can make it hold far more than the bound
+/// for a while (nothing of it is kept here); `HTTPUpdateCatalog` therefore reads `http:` on Linux with
+/// `SocketHTTPFetch`.
 final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
   private enum Outcome: Sendable {
     case body(BoundedBody)
@@ -24,6 +30,8 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     var received = Data()
     /// Set once; what the transfer produced.
     var outcome: Outcome?
+    /// When the server last sent anything (the request's start, before that).
+    var lastActivity = DispatchTime.now()
   }
 
   private let url: URL
@@ -38,15 +46,18 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
 
   /// Fetches `url` and returns its body, or `.exceeded` when it has more than `limit` bytes.
   /// - Throws: `updateCatalogUnavailable` for a refused or failed connection or a status outside 2xx
-  ///   (`context["status"]`); `updateCatalogTimedOut` for a server that stalls or is too slow. Every
-  ///   error has `context["url"]` and `context["reason"]`.
+  ///   (`context["status"]`); `updateCatalogTimedOut` when the server sends nothing for `stallTimeout`
+  ///   or the transfer is not over after `totalTimeout` (`context["timeout"]`, in seconds). Every error
+  ///   has `context["url"]` and `context["reason"]`.
   static func get(
     _ url: URL, limit: Int, stallTimeout: Duration, totalTimeout: Duration
   ) throws(ReaderError) -> BoundedBody {
     let fetch = HTTPFetch(url: url, limit: limit)
+    // The timeouts are enforced here, to the millisecond; URLSession's own (whole seconds on Linux,
+    // where a fraction is cut to zero) stand behind them a second later.
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = stallTimeout.timeInterval
-    configuration.timeoutIntervalForResource = totalTimeout.timeInterval
+    configuration.timeoutIntervalForRequest = (stallTimeout.timeInterval + 1).rounded(.up)
+    configuration.timeoutIntervalForResource = (totalTimeout.timeInterval + 1).rounded(.up)
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     configuration.urlCache = nil
     let queue = OperationQueue()
@@ -54,17 +65,36 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     let session = URLSession(configuration: configuration, delegate: fetch, delegateQueue: queue)
     defer { session.invalidateAndCancel() }
     var request = URLRequest(url: url)
-    request.timeoutInterval = stallTimeout.timeInterval
+    request.timeoutInterval = configuration.timeoutIntervalForRequest
     let task = session.dataTask(with: request)
+    // Cancelled from this thread, not from a delegate callback: on Linux a cancel issued there waits
+    // behind every chunk already queued for the delegate.
+    defer { task.cancel() }
+    let start = DispatchTime.now()
+    fetch.state.withLock { $0.lastActivity = start }
     task.resume()
 
-    // URLSession enforces both timeouts; this wait is the backstop should it fail to.
-    if fetch.finished.wait(timeout: .now() + (totalTimeout + stallTimeout).timeInterval) == .timedOut {
-      task.cancel()
-      _ = fetch.finished.wait(timeout: .now() + 2)
+    let totalDeadline = start + totalTimeout.timeInterval
+    var timeout: (seconds: TimeInterval, reason: String)?
+    while true {
+      let activity = fetch.state.withLock { $0.lastActivity }
+      let stallDeadline = activity + stallTimeout.timeInterval
+      if fetch.finished.wait(timeout: min(stallDeadline, totalDeadline)) == .success { break }
+      let now = DispatchTime.now()
+      if now >= totalDeadline {
+        timeout = (totalTimeout.timeInterval, "not finished after \(totalTimeout.timeInterval) s")
+      } else if now >= stallDeadline, fetch.state.withLock({ $0.lastActivity == activity }) {
+        timeout = (stallTimeout.timeInterval, "nothing received for \(stallTimeout.timeInterval) s")
+      } else {
+        continue
+      }
       fetch.settle(.failed(URLError(.timedOut)))
+      task.cancel()
+      // The cancellation ends the transfer at once; the bound only guards against a lost callback.
+      _ = fetch.finished.wait(timeout: .now() + 2)
+      break
     }
-    return try fetch.result(stallTimeout: stallTimeout)
+    return try fetch.result(timeout: timeout, stallTimeout: stallTimeout)
   }
 
   /// Records `outcome` unless one was recorded already; returns whether it was recorded.
@@ -78,7 +108,10 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     }
   }
 
-  private func result(stallTimeout: Duration) throws(ReaderError) -> BoundedBody {
+  /// What the transfer produced; `timeout` is the limit that ended it, if one did.
+  private func result(timeout: (seconds: TimeInterval, reason: String)?, stallTimeout: Duration) throws(ReaderError)
+    -> BoundedBody
+  {
     let outcome = state.withLock { $0.outcome } ?? .failed(URLError(.unknown))
     let address = url.absoluteString
     switch outcome {
@@ -89,10 +122,10 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
         .updateCatalogUnavailable, "\(address) answered with HTTP status \(status)",
         context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"])
     case .failed(let error) where error.code == .timedOut:
-      let seconds = stallTimeout.timeInterval
+      let (seconds, reason) = timeout ?? (stallTimeout.timeInterval, "URLSession timed out")
       throw ReaderError(
-        .updateCatalogTimedOut, "\(address) did not answer in time",
-        context: ["url": address, "timeout": "\(seconds)", "reason": "timed out"])
+        .updateCatalogTimedOut, "\(address) did not answer in time: \(reason)",
+        context: ["url": address, "timeout": "\(seconds)", "reason": reason])
     case .failed(let error):
       let reason = Self.reason(error)
       throw ReaderError(
@@ -119,26 +152,30 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
+    state.withLock { $0.lastActivity = .now() }
     let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-    if !(200..<300).contains(status) {
-      settle(.status(status))
-      completionHandler(.cancel)
-    } else if response.expectedContentLength > Int64(limit) {
-      settle(.body(.exceeded(limit: limit)))
-      completionHandler(.cancel)
-    } else {
-      completionHandler(.allow)
-    }
+    let refusal: Outcome? =
+      if !(200..<300).contains(status) {
+        .status(status)
+      } else if response.expectedContentLength > Int64(limit) {
+        .body(.exceeded(limit: limit))
+      } else {
+        nil
+      }
+    guard let refusal else { return completionHandler(.allow) }
+    completionHandler(.cancel)
+    if settle(refusal) { finished.signal() }
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     let over = state.withLock { state -> Bool in
+      state.lastActivity = .now()
       guard state.outcome == nil else { return false }
       guard state.received.count + data.count <= limit else { return true }
       state.received.append(data)
       return false
     }
-    if over, settle(.body(.exceeded(limit: limit))) { dataTask.cancel() }
+    if over, settle(.body(.exceeded(limit: limit))) { finished.signal() }
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

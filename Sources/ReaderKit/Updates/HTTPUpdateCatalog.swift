@@ -4,6 +4,13 @@ import ReaderCore
 /// An `UpdateCatalog` that fetches a JSON manifest (the format is described at `UpdateManifest`) and
 /// its images over HTTP with `URLSession`.
 ///
+/// On Linux, plain `http:` is fetched with a small HTTP/1.1 reader on a socket instead, because
+/// URLSession there (swift-corelibs-foundation) reads ahead of its delegate without back-pressure: a
+/// server streaming an endless body was seen to push hundreds of megabytes into the process before a
+/// cancel took effect. `https:` goes through URLSession everywhere; on Linux a hostile HTTPS server can
+/// therefore still make URLSession buffer beyond the bound for a moment, though the catalog keeps none
+/// of it and answers at the bound.
+///
 /// Image URLs in the manifest are resolved against the manifest's URL and must be `http:` or `https:`.
 /// The manifest is fetched again on every `availableUpdate(for:at:)`. Every fetch is bounded in time
 /// and memory:
@@ -73,8 +80,25 @@ public struct HTTPUpdateCatalog: UpdateCatalog {
     return try FirmwareDownload.verified(image, try fetch(image.url, limit: image.size))
   }
 
+  /// How a catalog fetches.
+  enum Transport: Sendable {
+    /// On Linux, `http:` through `SocketHTTPFetch` (URLSession there cannot stop reading at a byte
+    /// bound); everything else through URLSession.
+    case automatic
+    /// Always URLSession.
+    case urlSession
+  }
+
+  /// Test seam: the transport to use.
+  var transport = Transport.automatic
+
   private func fetch(_ url: URL, limit: Int) throws(ReaderError) -> BoundedBody {
-    try HTTPFetch.get(url, limit: limit, stallTimeout: stallTimeout, totalTimeout: totalTimeout)
+    #if canImport(Glibc)
+      if transport == .automatic, url.scheme?.lowercased() == "http" {
+        return try SocketHTTPFetch.get(url, limit: limit, stallTimeout: stallTimeout, totalTimeout: totalTimeout)
+      }
+    #endif
+    return try HTTPFetch.get(url, limit: limit, stallTimeout: stallTimeout, totalTimeout: totalTimeout)
   }
 
   private static func requireHTTP(_ url: URL) throws(ReaderError) {

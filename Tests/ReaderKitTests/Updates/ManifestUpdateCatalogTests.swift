@@ -182,6 +182,19 @@ import Testing
     }
   }
 
+  #if os(Linux)
+    /// A /proc file reports a size of 0 but has content: the bound holds while reading, not only at `fstat`.
+    @Test func fileLargerThanItsReportedSizeIsStillCutAtTheBound() throws {
+      let status = URL(fileURLWithPath: "/proc/self/status")
+      #expect(try FileFetch.contents(of: status, limit: 100) == .exceeded(limit: 100))
+      guard case .complete(let all) = try FileFetch.contents(of: status, limit: 1 << 20) else {
+        Issue.record("/proc/self/status is over 1 MiB")
+        return
+      }
+      #expect(all.count > 100)
+    }
+  #endif
+
   @Test func boundedReadReturnsExactlyTheFileAtAndAroundTheBound() throws {
     try withTemporaryDirectory { directory in
       let file = directory.appendingPathComponent("bytes")
