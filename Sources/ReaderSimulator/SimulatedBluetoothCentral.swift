@@ -90,6 +90,23 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     var install: Install?
     /// A fault scripted for the next install.
     var nextUpdateFault: UpdateFault?
+
+    /// Whether the host can reach the reader, with the host's radio on or off.
+    func isReachable(radioOn: Bool) -> Bool {
+      radioOn && reader.isPoweredOn && reader.isInRange && rebootingUntil == nil
+    }
+
+    /// Its advertising timer fired: the timer is cleared, and the advertisement it sends now if it can
+    /// (scanning, reachable, no link), with signal noise drawn from `random`. Mutating, so that it runs in
+    /// place in the world's table rather than on a copy.
+    mutating func advertisingTimerFired(scanning: Bool, radioOn: Bool, random: inout SeededRandom) -> Advertisement? {
+      advertising = nil
+      guard scanning, isReachable(radioOn: radioOn), !linked else { return nil }
+      let noise = Int(random.next() % 7) - 3
+      return Advertisement(
+        serialNumber: reader.serialNumber, deviceType: reader.deviceType,
+        signalStrength: reader.meanSignalStrength + noise, info: reader.info)
+    }
   }
 
   /// An update a reader is installing: the image is kept aside until the last step, so a reader that
@@ -569,7 +586,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   }
 
   private func isReachable(_ entry: Entry, in world: World) -> Bool {
-    world.radioOn && entry.reader.isPoweredOn && entry.reader.isInRange && entry.rebootingUntil == nil
+    entry.isReachable(radioOn: world.radioOn)
   }
 
   /// The reader switches itself off (or is switched off) for `reason`: its link drops and its timers
@@ -697,25 +714,33 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   }
 
   private func scheduleAdvertisement(_ serialNumber: String, in world: inout World, first: Bool) {
-    guard world.scanning, let entry = world.entries[serialNumber], entry.advertising == nil, !entry.linked,
-      isReachable(entry, in: world)
-    else { return }
+    guard world.scanning, let index = world.entries.index(forKey: serialNumber) else { return }
+    let entry = world.entries.values[index]
+    guard entry.advertising == nil, !entry.linked, isReachable(entry, in: world) else { return }
+    armAdvertising(at: index, in: &world, first: first)
+  }
+
+  /// Arms the advertising timer of the entry at `index`, which may advertise.
+  ///
+  /// The advertising loop reaches its entry by index and changes it in place: one lookup of the serial
+  /// number per advertisement and no copy of the entry, which counts with thousands of readers at 10 Hz.
+  private func armAdvertising(at index: Dictionary<String, Entry>.Index, in world: inout World, first: Bool) {
+    let serialNumber = world.entries.keys[index]
     let unit = world.random.nextUnit()
-    // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 s.
+    // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 intervals.
     let delay = first ? advertisingInterval * unit : advertisingInterval * (0.8 + 0.4 * unit)
-    world.entries[serialNumber]?.advertising = clock.schedule(after: delay) { [self] in
-      mutate { world in
-        guard var entry = world.entries[serialNumber] else { return [] }
-        entry.advertising = nil
-        world.entries[serialNumber] = entry
-        guard world.scanning, isReachable(entry, in: world), !entry.linked else { return [] }
-        let noise = Int(world.random.next() % 7) - 3
-        let advertisement = Advertisement(
-          serialNumber: serialNumber, deviceType: entry.reader.deviceType,
-          signalStrength: entry.reader.meanSignalStrength + noise, info: entry.reader.info)
-        self.scheduleAdvertisement(serialNumber, in: &world, first: false)
-        return [.advertisement(advertisement)]
-      }
+    world.entries.values[index].advertising = clock.schedule(after: delay) { [self] in
+      mutate { world in self.advertise(serialNumber, in: &world) }
     }
+  }
+
+  /// The reader's advertising timer fired: it advertises if it still can, and arms the timer again.
+  private func advertise(_ serialNumber: String, in world: inout World) -> [Output] {
+    guard let index = world.entries.index(forKey: serialNumber),
+      let advertisement = world.entries.values[index].advertisingTimerFired(
+        scanning: world.scanning, radioOn: world.radioOn, random: &world.random)
+    else { return [] }
+    armAdvertising(at: index, in: &world, first: false)
+    return [.advertisement(advertisement)]
   }
 }

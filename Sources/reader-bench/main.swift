@@ -20,6 +20,10 @@ let benchmarks = [
   Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline") {
     printUpdateBenchmark(runUpdateBenchmark(days: 30, imageMiB: 32))
   },
+  Benchmark(name: "discovery", summary: "100 to 10,000 readers at 10 Hz against a scan: cost per advertisement, memory")
+  {
+    printDiscoveryBenchmark(runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes))
+  },
 ]
 
 let usage =
@@ -35,6 +39,15 @@ func usageError(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// `discovery --size N`: one size of the discovery benchmark, as `key value` lines; the benchmark runs
+// each size this way in a process of its own.
+if arguments.count == 3, arguments[0] == "discovery", arguments[1] == "--size" {
+  guard let size = Int(arguments[2]), (1...1_000_000).contains(size) else {
+    usageError("--size takes a number of readers from 1 to 1000000")
+  }
+  printDiscoveryMeasurement(measureDiscovery(readers: size))
+  exit(0)
+}
 if arguments.count > 1 { usageError("takes at most one benchmark name") }
 switch arguments.first ?? "all" {
 case "all":

@@ -67,6 +67,22 @@ private let hour = Duration.seconds(3600)
     #expect(host.all.count == count)
   }
 
+  @Test func readersAdvertiseOnceAnAdvertisingInterval() {
+    let clock = VirtualClock()
+    let world = SimulatedBluetoothCentral(clock: clock, seed: 3, advertisingInterval: .milliseconds(100))
+    #expect(world.advertisingInterval == .milliseconds(100))
+    for reader in [m2, chipper] { world.add(reader) }
+    let host = Recorder()
+    world.setEventHandler { host.append(.radio($0)) }
+    world.startScan()
+    clock.advance(by: .seconds(10))
+    var counts: [String: Int] = [:]
+    for case .advertisement(let ad) in host.all { counts[ad.serialNumber, default: 0] += 1 }
+    #expect(counts.keys.sorted() == ["CHB20-2", "STRM2-1"])
+    // Every 80 to 120 ms after a first one within 100 ms: from 83 to 126 in 10 s each, about 100.
+    for (serial, count) in counts { #expect((83...126).contains(count), "\(serial): \(count)") }
+  }
+
   @Test func nearerReadersAdvertiseAStrongerSignal() {
     #expect(chipper.meanSignalStrength > m2.meanSignalStrength)
     #expect(SimulatedReader(serialNumber: "x", deviceType: .wisePad3, distance: 1).meanSignalStrength == -45)

@@ -1,0 +1,608 @@
+import Foundation
+import ReaderKit
+import ReaderSimulator
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Benchmarks discovery at scale: `readers` simulated readers advertising at 10 Hz while a `Terminal` on a
+/// `VirtualClock` scans with a delegate, for each size of `sizes`; returns the measured numbers.
+///
+/// Each size runs in a child process of its own (`reader-bench discovery --size N`, see
+/// `measureDiscovery(readers:)`), so that the peak memory reported for a size is that size's alone.
+///
+/// Keys of the result, for each size `N`: `discovery.N.advertisements` (in the timed window),
+/// `discovery.N.simulatedSeconds` (the window), `discovery.N.updates` (delegate calls in the window),
+/// `discovery.N.peakRSS.MB`, `discovery.N.startRSS.MB`, `discovery.N.simulatedSecondsPerWallSecond`; and for
+/// each of the wall time and the thread's CPU time (`C` is `wall` or `cpu`), in nanoseconds per advertisement,
+/// `discovery.N.C.pipeline.ns`, `discovery.N.C.simulator.ns`, `discovery.N.C.terminal.ns`,
+/// `discovery.N.C.baseline.ns`, `discovery.N.C.bareApp.ns`, and the ratios `discovery.N.C.terminalToBaseline`,
+/// `discovery.N.C.pipelineLessSimulatorToBaseline` and `discovery.N.C.pipelineToBareApp`.
+func runDiscoveryBenchmark(sizes: [Int]) -> [(String, Double)] {
+  var results: [(String, Double)] = []
+  for size in sizes {
+    do {
+      results += try DiscoveryChild.measure(readers: size)
+    } catch {
+      FileHandle.standardError.write(Data("reader-bench: discovery at \(size) readers failed: \(error)\n".utf8))
+      exit(1)
+    }
+  }
+  return results
+}
+
+/// The fleet sizes `reader-bench discovery` measures.
+let discoveryBenchmarkSizes = [100, 1_000, 10_000]
+
+/// Measures discovery with `readers` readers in this process; the body of `reader-bench discovery --size N`.
+///
+/// In order: one scene with the terminal, after which the process's peak resident memory is read (nothing
+/// bigger ran before it); one scene recording the advertisements; then, taking turns run after run: the
+/// terminal on the simulated world (the pipeline), the same world with a handler that does nothing (the
+/// simulator's own cost), the same world with a handler storing each advertisement in a dictionary (an app
+/// doing only that), the recorded advertisements replayed to a terminal without the simulator (the
+/// terminal's own cost), and the recorded window stored into a dictionary by a loop (the baseline). Every
+/// scene must see the same advertisements in the same order, or the run stops: the comparison is only fair
+/// on the same work.
+func measureDiscovery(readers: Int) -> [(String, Double)] {
+  let startRSS = DiscoveryMemory.residentMegabytes(peak: false)
+  let plan = DiscoveryPlan(readers: readers)
+
+  let probe = plan.scene(.terminal)
+  probe.scan()
+  let peakRSS = DiscoveryMemory.residentMegabytes(peak: true)
+  let expected = probe.finish()
+
+  let recorder = plan.scene(.recorder)
+  recorder.scan()
+  let (warmUp, window) = recorder.recorded()
+  precondition(recorder.finish() == expected, "the recorder saw the terminal's advertisements")
+
+  func trial(_ makeScene: @escaping () -> any DiscoveryBenchScene) -> BenchTimer.Trial {
+    BenchTimer.Trial {
+      let scene = makeScene()
+      return (
+        { scene.scan() },
+        {
+          let seen = scene.finish()
+          precondition(seen == expected, "\(scene.name) saw \(seen), the terminal \(expected): not the same work")
+        }
+      )
+    }
+  }
+  let baseline = BenchTimer.Trial {
+    let table = BareTable(warmUp)
+    return ({ table.store(window) }, {})
+  }
+  // Taking turns, so that a busy moment of the machine hits every measurement alike.
+  let best = BenchTimer.interleaved([
+    trial { plan.scene(.terminal) }, trial { plan.scene(.nothing) }, trial { plan.scene(.bareTable) },
+    trial { ReplayScene(plan: plan, warmUp: warmUp, window: window) }, baseline,
+  ])
+  let measured = ["pipeline", "simulator", "bareApp", "terminal", "baseline"]
+  let times = Dictionary(uniqueKeysWithValues: zip(measured, best))
+
+  let count = Double(expected.count)
+  let key = "discovery.\(readers)"
+  var results = [
+    ("\(key).advertisements", count),
+    ("\(key).simulatedSeconds", plan.window.secondsValue),
+    ("\(key).updates", Double(expected.updates)),
+    ("\(key).peakRSS.MB", peakRSS),
+    ("\(key).startRSS.MB", startRSS),
+    ("\(key).simulatedSecondsPerWallSecond", plan.window.secondsValue / times["pipeline"]!.wall),
+  ]
+  for (clock, seconds) in [("wall", \BenchTimer.Times.wall), ("cpu", \BenchTimer.Times.cpu)] {
+    func time(_ name: String) -> Double { times[name]![keyPath: seconds] }
+    results += measured.map { ("\(key).\(clock).\($0).ns", time($0) / count * 1e9) }
+    results += [
+      ("\(key).\(clock).terminalToBaseline", time("terminal") / time("baseline")),
+      ("\(key).\(clock).pipelineLessSimulatorToBaseline", (time("pipeline") - time("simulator")) / time("baseline")),
+      ("\(key).\(clock).pipelineToBareApp", time("pipeline") / time("bareApp")),
+    ]
+  }
+  return results
+}
+
+/// Prints the discovery benchmark's results: what was measured, the times per advertisement and the ratios
+/// for each size, then the targets; the ratio line last.
+func printDiscoveryBenchmark(_ results: [(String, Double)]) {
+  let value = Dictionary(results, uniquingKeysWith: { $1 })
+  let sizes = discoveryBenchmarkSizes.filter { value["discovery.\($0).advertisements"] != nil }
+  func number(_ size: Int, _ name: String) -> Double { value["discovery.\(size).\(name)"] ?? .nan }
+  func ratio(_ size: Int, _ name: String) -> String {
+    String(format: "%.2fx", number(size, "wall.\(name)")) + String(format: " (%.2fx)", number(size, "cpu.\(name)"))
+  }
+  var lines = [
+    "Discovery benchmark: readers advertising at 10 Hz (every 80-120 ms) to a Terminal scanning with a delegate on a "
+      + "VirtualClock, each size in a process of its own",
+    "  each run: a fresh world, 2 simulated seconds of scanning (not timed), then a timed window of about 200,000 "
+      + "advertisements; best of \(BenchTimer.runs) runs, the measurements taking turns",
+    "  pipeline  simulated world -> engine -> discovery machine -> delegate (every 0.5 s: sort, report, a delegate "
+      + "call that reads the list)",
+    "  simulator the same world and scan with a handler that does nothing: making the advertisements and delivering "
+      + "each as a work item on the clock",
+    "  terminal  the same advertisements (recorded) played straight to a terminal's radio handler, 100 ms of them per "
+      + "work item: the engine, the machine, its ticks, sorts and reports, the delegate",
+    "  baseline  a loop storing the same advertisements (the same serial strings in the same order) in a "
+      + "[String: (advertisement, lastSeen)]",
+    "  bare app  the same world with a handler doing the baseline's update; pipeline / bare app compares whole runs",
+    "  times per advertisement: wall time, and below it the thread's CPU time (less disturbed by a busy machine)",
+    "",
+    "   readers  advertisements  delegate calls    pipeline   simulator    terminal    baseline    bare app",
+  ]
+  for size in sizes {
+    for clock in ["wall", "cpu"] {
+      let head =
+        clock == "wall"
+        ? grouped(size).leftPadded(10) + grouped(Int(number(size, "advertisements"))).leftPadded(16)
+          + String(Int(number(size, "updates"))).leftPadded(16)
+        : "  (CPU)".padding(toLength: 42, withPad: " ", startingAt: 0)
+      let times = ["pipeline", "simulator", "terminal", "baseline", "bareApp"].map {
+        nanoseconds(number(size, "\(clock).\($0).ns")).leftPadded(12)
+      }
+      lines.append(head + times.joined())
+    }
+  }
+  lines += [
+    "",
+    "   ratios, wall (CPU)",
+    "   readers  terminal / baseline  (pipeline - simulator) / baseline  pipeline / bare app  peak RSS (at start)  "
+      + "simulated s per wall s",
+  ]
+  for size in sizes {
+    lines.append(
+      grouped(size).leftPadded(10) + ratio(size, "terminalToBaseline").leftPadded(21)
+        + ratio(size, "pipelineLessSimulatorToBaseline").leftPadded(35)
+        + ratio(size, "pipelineToBareApp").leftPadded(21)
+        + String(format: "%.1f MB (%.1f)", number(size, "peakRSS.MB"), number(size, "startRSS.MB")).leftPadded(21)
+        + String(format: "%.1f", number(size, "simulatedSecondsPerWallSecond")).leftPadded(24))
+  }
+  if let largest = sizes.last {
+    lines += [
+      "",
+      String(
+        format: "  %@ readers: %.1f simulated seconds per wall second in the best run (target: above 1)",
+        grouped(largest), number(largest, "simulatedSecondsPerWallSecond")),
+      String(
+        format: "  %@ readers: peak RSS %.1f MB (target: under 64 MB)", grouped(largest), number(largest, "peakRSS.MB")),
+    ]
+  }
+  let inWorld = sizes.map { "\(grouped($0)) readers \(ratio($0, "pipelineLessSimulatorToBaseline"))" }
+  lines.append(
+    "  (pipeline - simulator) / baseline, wall (CPU): " + inWorld.joined(separator: ", ")
+      + " (the terminal measured next to the simulator, which shares the caches with it)")
+  let ratios = sizes.map { "\(grouped($0)) readers \(ratio($0, "terminalToBaseline"))" }
+  lines.append(
+    "  terminal / baseline per advertisement, wall (CPU): " + ratios.joined(separator: ", ") + " (target: at most 5x)")
+  print(lines.joined(separator: "\n"))
+}
+
+private func grouped(_ value: Int) -> String {
+  let digits = String(value)
+  return digits.enumerated().map { index, digit in
+    index > 0 && (digits.count - index) % 3 == 0 ? ",\(digit)" : "\(digit)"
+  }.joined()
+}
+
+private func nanoseconds(_ value: Double) -> String {
+  String(format: value < 10 ? "%.2f ns" : value < 100 ? "%.1f ns" : "%.0f ns", value)
+}
+
+extension String {
+  fileprivate func leftPadded(_ width: Int) -> String {
+    count >= width ? " " + self : String(repeating: " ", count: width - count) + self
+  }
+}
+
+extension Duration {
+  fileprivate var secondsValue: Double {
+    Double(components.seconds) + Double(components.attoseconds) / 1e18
+  }
+}
+
+extension BenchTimer {
+  /// One measurement: `prepare` sets up a run (not timed) and returns the work to time and what to do after
+  /// it (not timed either).
+  struct Trial {
+    let prepare: () -> (run: () -> Void, finish: () -> Void)
+  }
+
+  /// The best times of a measurement, each the fastest of its runs: wall time, and the CPU time of the
+  /// measuring thread (which a machine busy with other work disturbs less).
+  struct Times {
+    var wall = Double.infinity
+    var cpu = Double.infinity
+  }
+
+  /// The best of `runs` timed runs of each trial, in seconds, after one warm-up run of each; the trials take
+  /// turns within each run.
+  static func interleaved(_ trials: [Trial]) -> [Times] {
+    var best = [Times](repeating: Times(), count: trials.count)
+    for run in 0...runs {
+      for (index, trial) in trials.enumerated() {
+        let (body, finish) = trial.prepare()
+        let (wallStart, cpuStart) = (ContinuousClock.now, threadCPUSeconds())
+        body()
+        let (cpuEnd, wallEnd) = (threadCPUSeconds(), ContinuousClock.now)
+        finish()
+        guard run > 0 else { continue }
+        best[index].wall = min(best[index].wall, wallStart.duration(to: wallEnd).secondsValue)
+        best[index].cpu = min(best[index].cpu, cpuEnd - cpuStart)
+      }
+    }
+    return best.map { Times(wall: max($0.wall, 1e-9), cpu: max($0.cpu, 1e-9)) }
+  }
+
+  private static func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+}
+
+/// An advertisement and when it was heard.
+private typealias Heard = (advertisement: Advertisement, time: Duration)
+
+/// What every scene of one size shares: the fleet, the seed, the warm-up and the timed window.
+private struct DiscoveryPlan {
+  let readers: [SimulatedReader]
+  /// Scanning before the timed window: every reader is heard and the lists are full when timing starts.
+  let warmUp = Duration.seconds(2)
+  /// The timed window: about 200,000 advertisements at 10 Hz, and whole update intervals.
+  let window: Duration
+
+  init(readers count: Int) {
+    readers = SimulatedFleet.readers(count: count, seed: 2_024)
+    let seconds = max(2, 20_000 / max(1, count))
+    window = .seconds(seconds)
+  }
+
+  func scene(_ host: DiscoveryScene.Host) -> DiscoveryScene {
+    DiscoveryScene(readers: readers, host: host, warmUp: warmUp, window: window)
+  }
+}
+
+/// What the timed runs of a size measure: a scan, then a check that it saw the expected advertisements.
+private protocol DiscoveryBenchScene: AnyObject {
+  /// What it is, for messages.
+  var name: String { get }
+  /// The timed part: scanning for the window.
+  func scan()
+  /// Stops everything, so the scene is freed; returns what the window saw.
+  func finish() -> DiscoveryScene.Seen
+}
+
+/// The recorded advertisements played back to a `Terminal` on its clock, with no simulated world: the
+/// terminal's own cost per advertisement.
+///
+/// Each 100 ms of the recording is one work item on the clock that hands its advertisements to the
+/// terminal's radio handler one by one, as a radio would: so the scheduler's cost of one work item per event,
+/// which the simulated world pays, is not counted here (it is the simulator's). The terminal sees each
+/// advertisement up to 100 ms before its recorded time, which its 0.5 s reporting rhythm does not notice.
+private final class ReplayScene: DiscoveryBenchScene, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  let name = "the replay to a terminal"
+  private let clock = VirtualClock()
+  private let radio = ReplayRadio()
+  /// Held for the scan: the engine only holds its terminal weakly.
+  private let terminal: Terminal
+  private let discovery: Cancelable
+  private let listener = DiscoveryListener()
+  private let window: Duration
+
+  init(plan: DiscoveryPlan, warmUp: ArraySlice<Heard>, window: [Heard]) {
+    self.window = plan.window
+    terminal = Terminal(
+      central: radio, scheduler: clock, store: InMemoryReaderStore(), tuning: DiscoveryTuning(), seed: 2_024)
+    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
+    discovery = terminal.discoverReaders(scan, delegate: listener) { _ in }
+    clock.runUntilIdle()
+    radio.play(warmUp, on: clock)
+    radio.play(window[...], on: clock)
+    clock.advance(by: plan.warmUp)
+    precondition(listener.latestCount == plan.readers.count, "every reader is listed after warm-up")
+    radio.resetTap()
+    listener.updates = 0
+  }
+
+  func scan() {
+    clock.advance(by: window)
+  }
+
+  func finish() -> DiscoveryScene.Seen {
+    let seen = DiscoveryScene.Seen(count: radio.count, fingerprint: radio.fingerprint, updates: listener.updates)
+    discovery.cancel()
+    clock.runUntilIdle()
+    radio.setEventHandler { _ in }
+    precondition(clock.pendingWorkCount == 0, "a finished replay leaves no work on its clock")
+    return seen
+  }
+}
+
+/// A radio whose advertisements come from a recording; it counts and fingerprints them as `TappedRadio` does.
+private final class ReplayRadio: BluetoothCentral, ReaderLink, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  private var handler: @Sendable (BluetoothEvent) -> Void = { _ in }
+  private(set) var count = 0
+  private(set) var fingerprint: UInt64 = 0
+
+  /// Schedules `recording` on `clock`, one work item per 100 ms of it.
+  func play(_ recording: ArraySlice<Heard>, on clock: VirtualClock) {
+    var start = recording.startIndex
+    while start < recording.endIndex {
+      let due = recording[start].time
+      var end = start
+      while end < recording.endIndex && recording[end].time < due + .milliseconds(100) { end += 1 }
+      let batch = recording[start..<end]
+      clock.schedule(after: due - clock.elapsed) { [self] in
+        for (advertisement, _) in batch {
+          count += 1
+          fingerprint = fingerprint &* 31 &+ UInt64(bitPattern: Int64(advertisement.signalStrength))
+          handler(.advertisement(advertisement))
+        }
+      }
+      start = end
+    }
+  }
+
+  func resetTap() {
+    count = 0
+    fingerprint = 0
+  }
+
+  func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) { self.handler = handler }
+  var isPoweredOn: Bool { true }
+  func startScan() {}
+  func stopScan() {}
+  func connect(serialNumber: String) {}
+  func cancelConnect(serialNumber: String) {}
+  func disconnect(serialNumber: String) {}
+  func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {}
+  func flashLEDs(serialNumber: String) {}
+  func reboot(serialNumber: String) {}
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {}
+  func cancelUpdate(serialNumber: String) {}
+}
+
+/// One simulated world, its readers advertising every 100 ms, and one host listening to it.
+private final class DiscoveryScene: DiscoveryBenchScene, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+
+  /// Who listens to the radio.
+  enum Host {
+    /// A `Terminal` running a scan discovery with a delegate.
+    case terminal
+    /// A handler that does nothing.
+    case nothing
+    /// A handler storing each advertisement in a `[String: (advertisement, lastSeen)]`.
+    case bareTable
+    /// A handler recording each advertisement and when it came.
+    case recorder
+  }
+
+  /// What a scene saw in its timed window; equal for two scenes that saw the same advertisements.
+  struct Seen: Equatable, CustomStringConvertible {
+    var count: Int
+    var fingerprint: UInt64
+    /// Delegate calls (terminal scenes only).
+    var updates: Int
+
+    static func == (a: Seen, b: Seen) -> Bool { a.count == b.count && a.fingerprint == b.fingerprint }
+    var description: String { "\(count) advertisements (fingerprint \(String(fingerprint, radix: 16)))" }
+  }
+
+  let clock = VirtualClock()
+  let world: SimulatedBluetoothCentral
+  private let radio: TappedRadio
+  let host: Host
+  var name: String { "the \(host) scene" }
+  private let window: Duration
+  /// Held for the scan: the engine only holds its terminal weakly.
+  private var terminal: Terminal?
+  private var discovery: Cancelable?
+  private let listener = DiscoveryListener()
+  private let table = BareTable([])
+  private var recording: [Heard] = []
+  private var warmUpCount = 0
+
+  init(readers: [SimulatedReader], host: Host, warmUp: Duration, window: Duration) {
+    world = SimulatedBluetoothCentral(clock: clock, seed: 2_024, advertisingInterval: .milliseconds(100))
+    radio = TappedRadio(world)
+    self.host = host
+    self.window = window
+    for reader in readers { world.add(reader) }
+    let clock = self.clock
+    switch host {
+    case .terminal:
+      let terminal = Terminal(
+        central: radio, scheduler: clock, store: InMemoryReaderStore(), tuning: DiscoveryTuning(), seed: 2_024)
+      // A simulated scan without a timeout: it runs until cancelled.
+      let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
+      discovery = terminal.discoverReaders(scan, delegate: listener) { _ in }
+      self.terminal = terminal
+    case .nothing:
+      radio.setEventHandler { _ in }
+      radio.startScan()
+    case .bareTable:
+      radio.setEventHandler { [table] event in
+        if case .advertisement(let advertisement) = event { table.store(advertisement, at: clock.elapsed) }
+      }
+      radio.startScan()
+    case .recorder:
+      radio.setEventHandler { [self] event in
+        if case .advertisement(let advertisement) = event { recording.append((advertisement, clock.elapsed)) }
+      }
+      radio.startScan()
+    }
+    clock.advance(by: warmUp)
+    precondition(host != .terminal || listener.latestCount == readers.count, "every reader is listed after warm-up")
+    warmUpCount = recording.count
+    radio.resetTap()
+    listener.updates = 0
+  }
+
+  /// The timed part: scanning for the window.
+  func scan() {
+    clock.advance(by: window)
+  }
+
+  /// The recorded advertisements, split into the warm-up and the timed window (recorder scenes only).
+  func recorded() -> (warmUp: ArraySlice<Heard>, window: [Heard]) {
+    (recording[..<warmUpCount], Array(recording[warmUpCount...]))
+  }
+
+  /// Stops everything and empties the clock, so the world is freed; returns what the window saw.
+  func finish() -> Seen {
+    let seen = Seen(count: radio.count, fingerprint: radio.fingerprint, updates: listener.updates)
+    if let discovery {
+      discovery.cancel()
+      clock.runUntilIdle()
+    }
+    world.terminateHostApp()
+    for reader in world.readers { world.setPower(reader.serialNumber, on: false) }
+    // What is left on the clock is cancelled work, dropped as it is reached; it holds the world.
+    let quiet = clock.runUntilQuiet(limit: clock.elapsed + .seconds(30 * 86_400))
+    precondition(quiet, "a finished scene leaves no work on its clock")
+    return seen
+  }
+}
+
+/// The simulated radio, seen through a tap that counts the advertisements and fingerprints their order.
+/// Every host of a size listens through it, so each pays for it alike.
+private final class TappedRadio: BluetoothCentral, ReaderLink, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  private let world: SimulatedBluetoothCentral
+  private(set) var count = 0
+  private(set) var fingerprint: UInt64 = 0
+
+  init(_ world: SimulatedBluetoothCentral) { self.world = world }
+
+  func resetTap() {
+    count = 0
+    fingerprint = 0
+  }
+
+  func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) {
+    world.setEventHandler { [self] event in
+      if case .advertisement(let advertisement) = event {
+        count += 1
+        fingerprint = fingerprint &* 31 &+ UInt64(bitPattern: Int64(advertisement.signalStrength))
+      }
+      handler(event)
+    }
+  }
+
+  var isPoweredOn: Bool { world.isPoweredOn }
+  func startScan() { world.startScan() }
+  func stopScan() { world.stopScan() }
+  func connect(serialNumber: String) { world.connect(serialNumber: serialNumber) }
+  func cancelConnect(serialNumber: String) { world.cancelConnect(serialNumber: serialNumber) }
+  func disconnect(serialNumber: String) { world.disconnect(serialNumber: serialNumber) }
+  func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
+    world.setLinkEventHandler(handler)
+  }
+  func flashLEDs(serialNumber: String) { world.flashLEDs(serialNumber: serialNumber) }
+  func reboot(serialNumber: String) { world.reboot(serialNumber: serialNumber) }
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+    world.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+  }
+  func cancelUpdate(serialNumber: String) { world.cancelUpdate(serialNumber: serialNumber) }
+}
+
+/// The app's side of the scan: keeps the latest list's size and nearest reader, as a screen would.
+private nonisolated final class DiscoveryListener: DiscoveryDelegate, @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  var updates = 0
+  private(set) var latestCount = 0
+  private(set) var nearest: String?
+
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
+    updates += 1
+    latestCount = readers.count
+    nearest = readers.first?.serialNumber
+  }
+}
+
+/// What a bare implementation keeps: the latest advertisement of each reader and when it came.
+private final class BareTable: @unchecked Sendable {
+  // Only touched on the thread that drives the virtual clock.
+  private var entries: [String: (advertisement: Advertisement, lastSeen: Duration)] = [:]
+
+  init(_ advertisements: some Sequence<Heard>) {
+    for (advertisement, time) in advertisements { entries[advertisement.serialNumber] = (advertisement, time) }
+  }
+
+  func store(_ advertisement: Advertisement, at time: Duration) {
+    entries[advertisement.serialNumber] = (advertisement, time)
+  }
+
+  /// The baseline loop: the table is taken out of the object while it is updated, as a local variable,
+  /// so nothing but the dictionary updates is measured.
+  func store(_ advertisements: [Heard]) {
+    var table = entries
+    entries = [:]
+    for (advertisement, time) in advertisements { table[advertisement.serialNumber] = (advertisement, time) }
+    entries = table
+  }
+}
+
+/// Runs each size in a child process: `reader-bench discovery --size N`, which prints `key value` lines.
+private enum DiscoveryChild {
+  struct Failure: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  static func measure(readers: Int) throws -> [(String, Double)] {
+    guard let executable = Bundle.main.executableURL else { throw Failure(description: "no path to reader-bench") }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = ["discovery", "--size", String(readers)]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 1_800, execute: watchdog)
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    watchdog.cancel()
+    guard process.terminationStatus == 0 else {
+      throw Failure(description: "the child process exited with status \(process.terminationStatus)")
+    }
+    return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+      let parts = line.split(separator: " ")
+      guard parts.count == 2, let value = Double(parts[1]) else {
+        throw Failure(description: "unexpected line from the child process: \(line)")
+      }
+      return (String(parts[0]), value)
+    }
+  }
+}
+
+/// Prints `results` as `key value` lines, for the parent process.
+func printDiscoveryMeasurement(_ results: [(String, Double)]) {
+  print(results.map { "\($0.0) \($0.1)" }.joined(separator: "\n"))
+}
+
+/// The process's resident memory.
+private enum DiscoveryMemory {
+  /// In megabytes (MiB): the peak so far (`VmHWM`) or now (`VmRSS`).
+  static func residentMegabytes(peak: Bool) -> Double {
+    #if os(Linux)
+      let field = peak ? "VmHWM:" : "VmRSS:"
+      guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+        let kilobytes = Double(line.dropFirst(field.count).split(whereSeparator: \.isWhitespace).first ?? "")
+      else { return .nan }
+      return kilobytes / 1024
+    #else
+      var usage = rusage()
+      getrusage(RUSAGE_SELF, &usage)
+      return Double(usage.ru_maxrss) / 1024 / 1024  // Bytes on Darwin; the peak only.
+    #endif
+  }
+}
