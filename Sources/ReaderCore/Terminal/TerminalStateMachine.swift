@@ -266,10 +266,20 @@ package struct TerminalStateMachine {
   /// Handles one input at `now`; `radioOn` is the host radio's state now.
   package mutating func handle(_ input: Input, now: Duration, radioOn: Bool) -> [Action] {
     if case .bluetooth(.advertisement(let advertisement)) = input {
-      // The hot path: one table update, and nothing else unless a connect listens for this reader.
-      discovery.advertisement(advertisement, now: now)
-      guard link.listeningFor == advertisement.serialNumber else { return [] }
+      return self.advertisement(advertisement, now: now, radioOn: radioOn)
     }
+    return process(input, now: now, radioOn: radioOn)
+  }
+
+  /// An advertisement, the input that comes thousands of times a second: one update of the sightings
+  /// table and nothing else, unless a connect listens for this reader.
+  package mutating func advertisement(_ advertisement: Advertisement, now: Duration, radioOn: Bool) -> [Action] {
+    discovery.advertisement(advertisement, now: now)
+    guard link.listeningFor == advertisement.serialNumber else { return [] }
+    return process(.bluetooth(.advertisement(advertisement)), now: now, radioOn: radioOn)
+  }
+
+  private mutating func process(_ input: Input, now: Duration, radioOn: Bool) -> [Action] {
     self.now = now
     self.radioOn = radioOn
     switch input {

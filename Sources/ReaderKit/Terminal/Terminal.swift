@@ -80,7 +80,7 @@ public final class Terminal: Sendable {
       scheduler: scheduler, central: central, readerLink: readerLink, store: store, catalog: updateCatalog,
       executor: delegateExecutor, machine: machine)
     engine.terminal = self
-    central.setEventHandler { [engine] event in engine.feed(.bluetooth(event)) }
+    central.setEventHandler { [engine] event in engine.feed(event) }
     readerLink.setLinkEventHandler { [engine] event in engine.feed(.readerLink(event)) }
   }
 

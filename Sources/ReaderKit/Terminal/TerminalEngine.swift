@@ -36,7 +36,9 @@ final class TerminalEngine: @unchecked Sendable {
   let catalog: (any UpdateCatalog)?
   let executor: DelegateExecutor
   let snapshot = Mutex(Snapshot())
-  private let observers = Mutex<(next: UInt64, all: [UInt64: @Sendable (TerminalEvent) -> Void])>((0, [:]))
+  /// The observers in the order they were added (ids only grow, so appending keeps the order).
+  private let observers = Mutex<(next: UInt64, all: [(id: UInt64, observer: @Sendable (TerminalEvent) -> Void)])>(
+    (0, []))
   weak var terminal: Terminal?
 
   private var machine: TerminalStateMachine
@@ -64,13 +66,13 @@ final class TerminalEngine: @unchecked Sendable {
   func addObserver(_ observer: @escaping @Sendable (TerminalEvent) -> Void) -> UInt64 {
     observers.withLock { observers in
       defer { observers.next += 1 }
-      observers.all[observers.next] = observer
+      observers.all.append((observers.next, observer))
       return observers.next
     }
   }
 
   func removeObserver(_ id: UInt64) {
-    _ = observers.withLock { $0.all.removeValue(forKey: id) }
+    observers.withLock { $0.all.removeAll { $0.id == id } }
   }
 
   // MARK: Inputs (on the scheduler)
@@ -83,6 +85,14 @@ final class TerminalEngine: @unchecked Sendable {
   func feed(_ input: TerminalStateMachine.Input) {
     assert(scheduler.isCurrent, "the terminal engine runs on its scheduler only")
     for action in machine.handle(input, now: scheduler.elapsed, radioOn: central.isPoweredOn) { perform(action) }
+  }
+
+  /// Feeds a radio event; an advertisement takes the machine's short path.
+  func feed(_ event: BluetoothEvent) {
+    guard case .advertisement(let advertisement) = event else { return feed(.bluetooth(event)) }
+    assert(scheduler.isCurrent, "the terminal engine runs on its scheduler only")
+    // An advertisement is heard only with the radio on: no need to ask the radio.
+    for action in machine.advertisement(advertisement, now: scheduler.elapsed, radioOn: true) { perform(action) }
   }
 
   /// The timers armed right now (for tests: none may outlive the work they time).
@@ -223,8 +233,8 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func publish(_ kind: TerminalEvent.Kind) {
     let event = TerminalEvent(time: scheduler.elapsed, kind: kind)
-    let current = observers.withLock { $0.all.sorted { $0.key < $1.key }.map(\.value) }
-    for observer in current { observer(event) }
+    let current = observers.withLock { $0.all }
+    for (_, observer) in current { observer(event) }
   }
 }
 
