@@ -68,16 +68,22 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
   /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
   public func queryNDEFStatus() async throws(NFCReaderError) -> (status: NFCNDEFStatus, capacity: Int) {
     try await core.awaitOutcome(.queryNDEFStatus, on: self) { outcome throws(NFCReaderError) in
-      guard case .status(let status, let capacity) = outcome else { throw Self.mismatch(outcome) }
-      return (status, capacity)
+      switch outcome {
+      case .status(let status, let capacity): return (status, capacity)
+      case .failed(let error): throw error
+      case .connected, .message, .done: throw Self.mismatch(outcome)
+      }
     }
   }
 
   /// Reads the tag's NDEF message.
   public func readNDEF() async throws(NFCReaderError) -> NFCNDEFMessage {
     try await core.awaitOutcome(.readNDEF, on: self) { outcome throws(NFCReaderError) in
-      guard case .message(let message) = outcome else { throw Self.mismatch(outcome) }
-      return message
+      switch outcome {
+      case .message(let message): return message
+      case .failed(let error): throw error
+      case .connected, .status, .done: throw Self.mismatch(outcome)
+      }
     }
   }
 
