@@ -17,6 +17,9 @@ let benchmarks = [
   Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak and the scheduler against a sort") {
     printTerminalBenchmark(runTerminalBenchmark(days: 30, items: 200_000))
   },
+  Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
+    runNFCBenchmarkAndPrint()
+  },
 ]
 
 let usage =
