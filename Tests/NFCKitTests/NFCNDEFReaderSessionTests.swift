@@ -180,9 +180,32 @@ import Testing
     #expect(delegate.recorded == [.didBecomeActive, .didInvalidate(.readerErrorRadioDisabled)])
   }
 
-  @Test func theDefaultSystemOnLinuxCannotReadTags() {
+  /// The only test that touches the per-process system; it puts the default back.
+  @Test func theDefaultSystemCannotReadTagsUntilTheAppInstallsOne() {
+    let original = NFCReaderSystem.shared
     #expect(!NFCNDEFReaderSession.readingAvailable)
-    #expect(NFCReaderSystem.shared === NFCReaderSystem.shared)
+    #expect(NFCReaderSystem.shared === original)
+    let delegate = ReadDelegate()
+    let unsupported = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true)
+    #expect(unsupported.system === original)
+    let h = NFCHarness()
+    NFCReaderSystem.install(h.system)
+    defer { NFCReaderSystem.install(original) }
+    #expect(NFCNDEFReaderSession.readingAvailable)
+    let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true)
+    #expect(session.system === h.system)
+  }
+
+  @Test func aSessionOnTheDefaultSystemEndsWithUnsupportedFeature() async {
+    // What `NFCReaderSystem.shared` is made of until an app installs another.
+    let scheduler = LiveScheduler<ContinuousClock>(label: "test.unavailable")
+    let system = NFCReaderSystem(radio: UnavailableNFCRadio(scheduler: scheduler), scheduler: scheduler)
+    let session = NFCNDEFReaderSession(invalidateAfterFirstRead: true, system: system)
+    let events = session.events()
+    session.begin()
+    var errors: [NFCReaderError.Code] = []
+    for await event in events { if let error = event.error { errors.append(error.code) } }
+    #expect(errors == [.readerErrorUnsupportedFeature])
   }
 
   // MARK: Single use

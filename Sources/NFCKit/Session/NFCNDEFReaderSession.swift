@@ -137,8 +137,11 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public var alertMessage: String {
     get { front.withLock { $0.alertMessage } }
     set {
-      front.withLock { $0.alertMessage = newValue }
-      run { engine in engine.setAlertMessage(newValue, of: self) }
+      // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
+      front.withLock { front in
+        front.alertMessage = newValue
+        run { engine in engine.setAlertMessage(newValue, of: self) }
+      }
     }
   }
 
