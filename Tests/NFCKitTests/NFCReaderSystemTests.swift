@@ -180,6 +180,40 @@ import Testing
   }
 }
 
+extension NFCReaderSystemTests {
+  /// The same from many tasks: every session becomes active exactly once, one at a time, in the
+  /// order of the line.
+  @Test func sessionsBegunFromManyTasksAtOnceRunOneAtATimeInLineOrder() async {
+    let h = NFCHarness(timeout: nil, timing: .instant)
+    let delegate = ReadDelegate()
+    delegate.onActive.withLock { $0 = { $0.invalidate() } }
+    let log = Mutex<(active: UInt64?, overlaps: Int, activated: [UInt64], queued: [UInt64])>((nil, 0, [], []))
+    h.system.addEventObserver { event in
+      log.withLock { state in
+        switch event.kind {
+        case .didQueue: state.queued.append(event.session)
+        case .didBecomeActive:
+          if state.active != nil { state.overlaps += 1 }
+          state.active = event.session
+          state.activated.append(event.session)
+        case .didInvalidate: if state.active == event.session { state.active = nil }
+        default: break
+        }
+      }
+    }
+    let sessions = (0..<200).map { _ in h.readSession(delegate) }
+    await withTaskGroup(of: Void.self) { group in
+      for session in sessions { group.addTask { session.begin() } }
+    }
+    while delegate.recorded.filter({ $0 != .didBecomeActive }).count < sessions.count { h.clock.runUntilIdle() }
+    let state = log.withLock { $0 }
+    #expect(state.overlaps == 0)
+    #expect(state.activated.count == sessions.count)
+    #expect(Set(state.activated) == Set(sessions.map(\.identifier)))
+    #expect(Array(state.activated.dropFirst()) == state.queued, "the first took the radio, the rest waited in line")
+  }
+}
+
 /// A thread whose body runs once, joinable.
 private final class Thread: Sendable {
   private let body: @Sendable () -> Void
