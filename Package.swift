@@ -18,8 +18,8 @@ let package = Package(
   targets: [
     // Domain types, transport protocols, the scheduler and the pure state machines.
     .target(name: "ReaderCore", swiftSettings: strict),
-    // The deterministic simulated world behind the transport protocols.
-    .target(name: "ReaderSimulator", dependencies: ["ReaderCore"], swiftSettings: strict),
+    // The deterministic simulated world behind the transport protocols (Bluetooth readers, NFC tags).
+    .target(name: "ReaderSimulator", dependencies: ["ReaderCore", "NFCKit"], swiftSettings: strict),
     // The Terminal facade and the drivers that run the state machines.
     .target(
       name: "ReaderKit",
@@ -42,7 +42,8 @@ let package = Package(
       name: "ReaderKitSwift5Tests", dependencies: ["ReaderKit", "ReaderSimulator"],
       swiftSettings: strict + [.swiftLanguageMode(.v5)]),
     .testTarget(
-      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore"], exclude: ["Oracle"], swiftSettings: strict),
+      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
+      swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

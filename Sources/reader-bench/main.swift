@@ -24,6 +24,9 @@ let benchmarks = [
   {
     printDiscoveryBenchmark(runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes))
   },
+  Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
+    runNFCBenchmarkAndPrint()
+  },
 ]
 
 let usage =

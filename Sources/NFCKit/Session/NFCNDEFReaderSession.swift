@@ -1,0 +1,258 @@
+import Dispatch
+import Synchronization
+
+/// A session that reads NDEF tags: Core NFC's `NFCNDEFReaderSession`, on an `NFCReaderSystem`.
+///
+/// A session is single-use. `begin()` hands it to its system, which runs one session at a time: a
+/// session begun while another runs waits in line (FIFO) and becomes active when those before it
+/// have ended (or, on a system whose policy is `.refuse`, ends at once with
+/// `readerSessionInvalidationErrorSystemIsBusy`). Once active it polls: `readerSessionDidBecomeActive`,
+/// then detections. It ends for exactly one reason, reported once through
+/// `readerSession(_:didInvalidateWithError:)`, after which nothing reaches the delegate:
+///
+/// | code | when |
+/// |---|---|
+/// | `readerSessionInvalidationErrorFirstNDEFTagRead` (204) | an `invalidateAfterFirstRead` read-only session read its first message |
+/// | `readerSessionInvalidationErrorUserCanceled` (200) | the user tapped Cancel, or the app called `invalidate()` / `invalidate(errorMessage:)` |
+/// | `readerSessionInvalidationErrorSessionTimeout` (201) | the system's time limit, counted from `begin()` (waiting in line counts) |
+/// | `readerSessionInvalidationErrorSystemIsBusy` (203) | the system refused the session: another app holds the radio, or another session runs on a `.refuse` system |
+/// | `readerSessionInvalidationErrorSessionTerminatedUnexpectedly` (202) | the system ended it, e.g. the app moved to the background |
+/// | `readerErrorUnsupportedFeature` (1) | begun on a system that cannot read tags (`readingAvailable` is false) |
+/// | `readerErrorRadioDisabled` (6) | the radio was off when the session started, or went off while it ran |
+///
+/// **The app's own `invalidate()` reports 200**, the user-cancel code, as Core NFC does: there is no
+/// separate code for it, apps already treat 200 as "closed, show nothing", and the app knows it asked
+/// (`context["by"]` is `"app"`, against `"user"` for the sheet's Cancel button). A session invalidated
+/// **while it waits in line** gets 200 at once and leaves the line; one whose time runs out **while it
+/// waits** gets 201 (`context["while"] == "waiting"`). An invalidated session cannot be begun again:
+/// `begin()` then does nothing and returns `readerTransceiveErrorSessionInvalidated` — the delegate,
+/// which has had its `didInvalidateWithError`, hears nothing more.
+///
+/// Delegate calls and completion handlers run on the queue given (a private serial queue when `nil`).
+/// The system waits for each to return, so what a callback asks of the session is ordered right after
+/// it; on a `VirtualClock` a run is deterministic. Every call may come from any thread.
+///
+/// ```swift
+/// let session = NFCNDEFReaderSession(delegate: self, queue: nil, invalidateAfterFirstRead: true)
+/// session.alertMessage = "Hold your iPhone near the tag."
+/// session.begin()
+/// ```
+public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvertible {
+  /// The app-visible phase, readable from any thread.
+  enum Phase: Equatable {
+    case created
+    case begun
+    case ready
+    case invalidated
+  }
+
+  private struct Front {
+    var phase = Phase.created
+    var alertMessage = ""
+    weak var delegate: (any NFCNDEFReaderSessionDelegate)?
+  }
+
+  /// The session's number in its system, from 1 (the `session` of its events).
+  public let identifier: UInt64
+  /// Whether a read-only session ends after its first message.
+  public let invalidateAfterFirstRead: Bool
+  /// The system the session runs on.
+  public let system: NFCReaderSystem
+  let core: SessionCore
+  private let front: Mutex<Front>
+
+  /// Creates a session on the per-process system (`NFCReaderSystem.shared`).
+  /// - Parameters:
+  ///   - delegate: receives the session's events; held weakly. Adopting
+  ///     ``NFCNDEFReaderSessionTagDelegate`` makes a read-write session.
+  ///   - queue: where callbacks run; `nil` for a private serial queue.
+  ///   - invalidateAfterFirstRead: whether a read-only session ends after its first message (with
+  ///     `readerSessionInvalidationErrorFirstNDEFTagRead`). Ignored by read-write sessions.
+  public convenience init(
+    delegate: any NFCNDEFReaderSessionDelegate, queue: DispatchQueue?, invalidateAfterFirstRead: Bool
+  ) {
+    self.init(delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, system: .shared)
+  }
+
+  /// Creates a session on `system`; see `init(delegate:queue:invalidateAfterFirstRead:)`.
+  public convenience init(
+    delegate: any NFCNDEFReaderSessionDelegate, queue: DispatchQueue? = nil, invalidateAfterFirstRead: Bool,
+    system: NFCReaderSystem
+  ) {
+    self.init(
+      delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead,
+      readWrite: delegate is any NFCNDEFReaderSessionTagDelegate, system: system)
+  }
+
+  /// Creates a session without a delegate, for the async form: follow it with `events()`, which
+  /// carries the same events (`didDetectTags` when `detectsTags`, `didDetectNDEFs` otherwise).
+  public convenience init(
+    queue: DispatchQueue? = nil, invalidateAfterFirstRead: Bool, detectsTags: Bool = false,
+    system: NFCReaderSystem = .shared
+  ) {
+    self.init(
+      delegate: nil, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, readWrite: detectsTags,
+      system: system)
+  }
+
+  private init(
+    delegate: (any NFCNDEFReaderSessionDelegate)?, queue: DispatchQueue?, invalidateAfterFirstRead: Bool,
+    readWrite: Bool, system: NFCReaderSystem
+  ) {
+    let id = system.nextSessionID()
+    identifier = id
+    self.invalidateAfterFirstRead = invalidateAfterFirstRead
+    self.system = system
+    var front = Front()
+    front.delegate = delegate
+    self.front = Mutex(front)
+    let mode: NFCSessionStateMachine.Mode =
+      readWrite ? .readWrite : .readOnly(invalidateAfterFirstRead: invalidateAfterFirstRead)
+    core = SessionCore(
+      id: id, engine: system.engine, delivery: DeliveryQueue(queue, label: "NFCKit.NFCNDEFReaderSession.\(id)"),
+      machine: NFCSessionStateMachine(id: id, mode: mode))
+    core.session = self
+  }
+
+  /// Whether this device can read NDEF tags at all, on the per-process system. Check it before
+  /// creating a session; a session begun without it ends with `readerErrorUnsupportedFeature`. It is a
+  /// capability: a radio that is merely off still reads as available (such a session ends with
+  /// `readerErrorRadioDisabled`).
+  public class var readingAvailable: Bool { NFCReaderSystem.shared.readingAvailable }
+
+  /// The delegate (held weakly).
+  public var delegate: (any NFCNDEFReaderSessionDelegate)? { front.withLock { $0.delegate } }
+
+  /// The queue delegate calls and completion handlers run on.
+  public var sessionQueue: DispatchQueue { core.delivery.queue }
+
+  /// Whether the session polls: from `didBecomeActive` until it ends (or `invalidate()` is called).
+  public var isReady: Bool { front.withLock { $0.phase == .ready } }
+
+  /// Whether the session reports tags to the app (a read-write session) rather than messages.
+  public var detectsTags: Bool { core.mode == .readWrite }
+
+  /// The text on the system's scan sheet. Set it before `begin()`, or at any time while the session
+  /// runs: the sheet shows the change at once.
+  public var alertMessage: String {
+    get { front.withLock { $0.alertMessage } }
+    set {
+      // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
+      front.withLock { front in
+        front.alertMessage = newValue
+        run { engine in engine.setAlertMessage(newValue, of: self) }
+      }
+    }
+  }
+
+  /// Shows the sheet and starts polling — or, while another session runs, queues the session (see
+  /// the type's documentation). Does nothing on a session already begun.
+  ///
+  /// - Returns: `nil`, or `readerTransceiveErrorSessionInvalidated` when the session was invalidated:
+  ///   sessions are single-use, so nothing happens and nothing reaches the delegate; create a new one.
+  @discardableResult
+  public func begin() -> NFCReaderError? {
+    let phase = front.withLock { front -> Phase in
+      defer { if front.phase == .created { front.phase = .begun } }
+      return front.phase
+    }
+    switch phase {
+    case .created:
+      run { engine in engine.begin(self) }
+      return nil
+    case .begun, .ready:
+      return nil
+    case .invalidated:
+      return NFCReaderError(
+        .readerTransceiveErrorSessionInvalidated, "the session was invalidated; sessions are single-use",
+        context: ["operation": "begin", "reason": "sessionInvalidated"])
+    }
+  }
+
+  /// Ends the session: the sheet closes and the delegate gets `readerSessionInvalidationErrorUserCanceled`
+  /// (see the type's documentation for why that code). `isReady` is false from the call on. Does
+  /// nothing on a session already ended.
+  public func invalidate() {
+    invalidate(showing: nil)
+  }
+
+  /// Ends the session, the sheet showing `errorMessage` as it closes; otherwise as `invalidate()`.
+  public func invalidate(errorMessage: String) {
+    invalidate(showing: errorMessage)
+  }
+
+  /// Starts a new polling round in a read-write session: the tags reported so far become stale (their
+  /// operations fail with `readerTransceiveErrorTagConnectionLost`) and tags in the field are reported
+  /// again. No effect on read-only sessions (they restart by themselves as tags leave) or on a session
+  /// that does not poll.
+  public func restartPolling() {
+    run { engine in engine.restartPolling(self) }
+  }
+
+  /// Connects `tag` so it can be queried, read and written; connecting another tag releases this one.
+  /// Connecting the connected tag succeeds at once. Fails with the codes listed on ``NFCNDEFTag``.
+  public func connect(to tag: NFCNDEFTag, completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
+    core.perform(.connect, on: tag) { outcome in
+      switch outcome {
+      case .connected: completionHandler(nil)
+      case .failed(let error): completionHandler(error)
+      case .status, .message, .done: completionHandler(NFCNDEFTag.mismatch(outcome))
+      }
+    }
+  }
+
+  /// Connects `tag`; see `connect(to:completionHandler:)`.
+  public func connect(to tag: NFCNDEFTag) async throws(NFCReaderError) {
+    try await core.awaitOutcome(.connect, on: tag) { outcome throws(NFCReaderError) in
+      switch outcome {
+      case .connected: return
+      case .failed(let error): throw error
+      case .status, .message, .done: throw NFCNDEFTag.mismatch(outcome)
+      }
+    }
+  }
+
+  /// The session's events from now on, in order; the stream finishes after `didInvalidate` (at once
+  /// if the session has already ended). Subscribe before `begin()` to see them all.
+  public func events() -> AsyncStream<NFCReaderEvent> {
+    let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
+    guard
+      let token = core.addObserver({ event in
+        continuation.yield(event)
+        if case .didInvalidate = event.kind { continuation.finish() }
+      })
+    else {
+      continuation.finish()
+      return stream
+    }
+    continuation.onTermination = { [core] _ in core.removeObserver(token) }
+    return stream
+  }
+
+  /// `NFCNDEFReaderSession(identifier)`.
+  public var description: String { "NFCNDEFReaderSession(\(identifier))" }
+
+  public static func == (lhs: NFCNDEFReaderSession, rhs: NFCNDEFReaderSession) -> Bool { lhs === rhs }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+  // MARK: Engine side
+
+  /// Marks the session ready unless the app invalidated it meanwhile.
+  func markReady() {
+    front.withLock { if $0.phase == .begun { $0.phase = .ready } }
+  }
+
+  func markInvalidated() {
+    front.withLock { $0.phase = .invalidated }
+  }
+
+  private func invalidate(showing errorMessage: String?) {
+    front.withLock { $0.phase = .invalidated }
+    run { engine in engine.invalidate(self, errorMessage: errorMessage) }
+  }
+
+  private func run(_ body: @escaping @Sendable (NFCSystemEngine) -> Void) {
+    let engine = system.engine
+    engine.scheduler.execute { body(engine) }
+  }
+}

@@ -1,0 +1,124 @@
+import Synchronization
+
+/// An NDEF tag handed to a read-write session's delegate (`readerSession(_:didDetect:)`): Core NFC's
+/// `NFCNDEFTag`.
+///
+/// A handle is good for one presentation of the tag, in the polling round it was detected in. Connect
+/// it with `session.connect(to:)` first; then query, read, write or lock it. Completion handlers run
+/// on the session's queue. Failures:
+/// - `readerTransceiveErrorSessionInvalidated`: the session has ended (the handle is stale for good).
+/// - `readerTransceiveErrorTagConnectionLost`: the tag left the field (also mid-command), or
+///   `restartPolling()` made the handle stale (`context["reason"] == "pollingRestarted"`).
+/// - `readerTransceiveErrorTagNotConnected`: another tag is the connected one.
+/// - `readerErrorInvalidParameter`: the tag was given to another session's `connect(to:)`.
+/// - reading: `ndefReaderSessionErrorZeroLengthMessage` (blank tag), `readerTransceiveErrorTagResponseError`
+///   (malformed message, with `ndefError` and its byte offset; or a tag that is not NDEF-formatted).
+/// - writing: `ndefReaderSessionErrorTagNotWritable`, `ndefReaderSessionErrorTagSizeTooSmall`,
+///   `ndefReaderSessionErrorTagUpdateFailure`.
+public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
+  let ref: NFCSessionStateMachine.TagRef
+  let core: SessionCore
+  private let available = Atomic<Bool>(true)
+
+  init(ref: NFCSessionStateMachine.TagRef, core: SessionCore) {
+    self.ref = ref
+    self.core = core
+  }
+
+  /// Whether the tag can still be used: false once it left the field, polling restarted, or the
+  /// session ended.
+  public var isAvailable: Bool { available.load(ordering: .acquiring) }
+
+  func markUnavailable() { available.store(false, ordering: .releasing) }
+
+  /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
+  public func queryNDEFStatus(
+    completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, NFCReaderError?) -> Void
+  ) {
+    core.perform(.queryNDEFStatus, on: self) { outcome in
+      switch outcome {
+      case .status(let status, let capacity): completionHandler(status, capacity, nil)
+      case .failed(let error): completionHandler(.notSupported, 0, error)
+      case .connected, .message, .done: completionHandler(.notSupported, 0, Self.mismatch(outcome))
+      }
+    }
+  }
+
+  /// Reads the tag's NDEF message.
+  public func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, NFCReaderError?) -> Void) {
+    core.perform(.readNDEF, on: self) { outcome in
+      switch outcome {
+      case .message(let message): completionHandler(message, nil)
+      case .failed(let error): completionHandler(nil, error)
+      case .connected, .status, .done: completionHandler(nil, Self.mismatch(outcome))
+      }
+    }
+  }
+
+  /// Replaces the tag's NDEF message with `message` (in its canonical encoding).
+  public func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
+    core.perform(.writeNDEF(message), on: self) { completionHandler(Self.error(of: $0)) }
+  }
+
+  /// Makes the tag read-only for good; its status becomes `readOnly`.
+  public func writeLock(completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
+    core.perform(.writeLock, on: self) { completionHandler(Self.error(of: $0)) }
+  }
+
+  /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
+  public func queryNDEFStatus() async throws(NFCReaderError) -> (status: NFCNDEFStatus, capacity: Int) {
+    try await core.awaitOutcome(.queryNDEFStatus, on: self) { outcome throws(NFCReaderError) in
+      switch outcome {
+      case .status(let status, let capacity): return (status, capacity)
+      case .failed(let error): throw error
+      case .connected, .message, .done: throw Self.mismatch(outcome)
+      }
+    }
+  }
+
+  /// Reads the tag's NDEF message.
+  public func readNDEF() async throws(NFCReaderError) -> NFCNDEFMessage {
+    try await core.awaitOutcome(.readNDEF, on: self) { outcome throws(NFCReaderError) in
+      switch outcome {
+      case .message(let message): return message
+      case .failed(let error): throw error
+      case .connected, .status, .done: throw Self.mismatch(outcome)
+      }
+    }
+  }
+
+  /// Replaces the tag's NDEF message with `message`.
+  public func writeNDEF(_ message: NFCNDEFMessage) async throws(NFCReaderError) {
+    try await core.awaitOutcome(.writeNDEF(message), on: self) { outcome throws(NFCReaderError) in
+      if let error = Self.error(of: outcome) { throw error }
+    }
+  }
+
+  /// Makes the tag read-only for good.
+  public func writeLock() async throws(NFCReaderError) {
+    try await core.awaitOutcome(.writeLock, on: self) { outcome throws(NFCReaderError) in
+      if let error = Self.error(of: outcome) { throw error }
+    }
+  }
+
+  /// `tag#N (session S)`.
+  public var description: String { "\(ref.tag) (session \(ref.round.session))" }
+
+  public static func == (lhs: NFCNDEFTag, rhs: NFCNDEFTag) -> Bool { lhs === rhs }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+  private static func error(of outcome: NFCSessionStateMachine.Outcome) -> NFCReaderError? {
+    switch outcome {
+    case .done, .connected: nil
+    case .failed(let error): error
+    case .status, .message: mismatch(outcome)
+    }
+  }
+
+  /// An outcome of the wrong kind: the machine answers each operation with its own kind, so this only
+  /// guards against a broken invariant without crashing.
+  static func mismatch(_ outcome: NFCSessionStateMachine.Outcome) -> NFCReaderError {
+    NFCReaderError(
+      .readerTransceiveErrorTagResponseError, "unexpected outcome \(outcome)", context: ["reason": "unexpectedOutcome"])
+  }
+}

@@ -1,0 +1,91 @@
+public import ReaderCore
+import Synchronization
+
+/// A device's NFC reading system: the one place reader sessions run, one at a time.
+///
+/// It owns the radio and a FIFO line of sessions (`NFCSystemStateMachine`): a session begun while
+/// another runs waits its turn; the radio's `NFCSystemPolicy` sets the time limit and whether a second
+/// session waits or is refused. Every session call — `begin()` from many threads at once included — is
+/// submitted to the system's scheduler, where the system handles them one at a time in submission
+/// order; so the line's order is the order in which the calls took effect.
+///
+/// **One per process by default.** `NFCReaderSystem.shared` is what `NFCNDEFReaderSession`'s Core NFC
+/// initializer and `readingAvailable` use. Until an app installs another with `install(_:)`, it runs on
+/// an `UnavailableNFCRadio` (no capability: `readingAvailable` is false and a session begun anyway ends
+/// with `readerErrorUnsupportedFeature`), because on Linux there is no NFC stack to assume. Tests and
+/// simulations pass their own system to the session initializer instead.
+///
+/// ```swift
+/// let (system, radio) = NFCReaderSystem.simulated(seed: 1)       // ReaderSimulator
+/// let session = NFCNDEFReaderSession(delegate: reader, invalidateAfterFirstRead: true, system: system)
+/// session.begin()
+/// ```
+public final class NFCReaderSystem: Sendable {
+  let engine: NFCSystemEngine
+  private let sessionCounter = Atomic<UInt64>(0)
+  private static let installed = Mutex<NFCReaderSystem?>(nil)
+
+  /// Creates a system over `radio`, running on `scheduler`; the radio must deliver its events on the
+  /// same scheduler.
+  public init(radio: any NFCRadio, scheduler: any Scheduler) {
+    engine = NFCSystemEngine(radio: radio, scheduler: scheduler)
+    radio.setEventHandler { [engine] event in engine.handle(event) }
+  }
+
+  /// The per-process system: the one installed with `install(_:)`, or one with no NFC capability.
+  public static var shared: NFCReaderSystem {
+    installed.withLock { installed in
+      if let system = installed { return system }
+      let scheduler = LiveScheduler<ContinuousClock>(label: "NFCKit.NFCReaderSystem")
+      let system = NFCReaderSystem(radio: UnavailableNFCRadio(scheduler: scheduler), scheduler: scheduler)
+      installed = system
+      return system
+    }
+  }
+
+  /// Makes `system` the per-process one: sessions created afterwards with Core NFC's initializer run on
+  /// it. Sessions already created stay on the system they were created on.
+  public static func install(_ system: NFCReaderSystem) {
+    installed.withLock { $0 = system }
+  }
+
+  /// The radio the system drives.
+  public var radio: any NFCRadio { engine.radio }
+
+  /// The scheduler everything runs on.
+  public var scheduler: any Scheduler { engine.scheduler }
+
+  /// Whether the system can read NDEF tags at all (a capability; see `NFCNDEFReaderSession.readingAvailable`).
+  public var readingAvailable: Bool { engine.radio.isReadingAvailable }
+
+  /// The identifier of the session holding the radio (starting or polling), if any.
+  public var runningSession: UInt64? { engine.snapshot.withLock { $0.running } }
+
+  /// How many sessions wait in line.
+  public var waitingSessionCount: Int { engine.snapshot.withLock { $0.waiting } }
+
+  /// Calls `observer` with every event of every session, on the scheduler, synchronously and in order
+  /// — before the delegate call it mirrors. For logs that must be deterministic; returns a token for
+  /// `removeEventObserver(_:)`.
+  @discardableResult
+  public func addEventObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64 {
+    engine.addObserver(observer)
+  }
+
+  /// Stops calling an observer.
+  public func removeEventObserver(_ token: UInt64) {
+    engine.removeObserver(token)
+  }
+
+  /// An ordered stream of every session's events from now on; ends when the consumer stops iterating.
+  public func events() -> AsyncStream<NFCReaderEvent> {
+    let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
+    let token = engine.addObserver { continuation.yield($0) }
+    continuation.onTermination = { [engine] _ in engine.removeObserver(token) }
+    return stream
+  }
+
+  func nextSessionID() -> UInt64 {
+    sessionCounter.add(1, ordering: .relaxed).newValue
+  }
+}

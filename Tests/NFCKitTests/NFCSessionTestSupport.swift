@@ -1,0 +1,156 @@
+import Dispatch
+import NFCKit
+import ReaderCore
+import ReaderSimulator
+import Synchronization
+import Testing
+
+/// A delegate call as a test sees it.
+enum DelegateCall: Equatable, CustomStringConvertible {
+  case didBecomeActive
+  case didDetectNDEFs([NDEFMessage])
+  case didDetectTags(Int)
+  case didFailToReadNDEF(NFCReaderError.Code)
+  case didInvalidate(NFCReaderError.Code)
+
+  var description: String {
+    switch self {
+    case .didBecomeActive: "didBecomeActive"
+    case .didDetectNDEFs(let messages): "didDetectNDEFs(\(messages.count))"
+    case .didDetectTags(let count): "didDetectTags(\(count))"
+    case .didFailToReadNDEF(let code): "didFailToReadNDEF(\(code))"
+    case .didInvalidate(let code): "didInvalidate(\(code))"
+    }
+  }
+}
+
+/// Records every delegate call of a read-only session, with the queue it arrived on; runs the
+/// reactions a test installs.
+final class ReadDelegate: NFCNDEFReaderSessionDelegate {
+  let calls = Mutex<[DelegateCall]>([])
+  let errors = Mutex<[NFCReaderError]>([])
+  let wrongQueue = Atomic<Int>(0)
+  let expectedQueue = Mutex<DispatchQueue?>(nil)
+  let onActive = Mutex<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
+  let onMessages = Mutex<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
+
+  var recorded: [DelegateCall] { calls.withLock { $0 } }
+
+  func record(_ call: DelegateCall, _ session: NFCNDEFReaderSession) {
+    if let queue = expectedQueue.withLock({ $0 }) {
+      // Off the queue a `sync` onto it would deadlock only if we were on it; this checks placement.
+      if DispatchQueue.getSpecific(key: queueKey) != ObjectIdentifier(queue).hashValue {
+        wrongQueue.add(1, ordering: .relaxed)
+      }
+    }
+    calls.withLock { $0.append(call) }
+  }
+
+  func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+    let error = error as! NFCReaderError
+    errors.withLock { $0.append(error) }
+    record(.didInvalidate(error.code), session)
+  }
+
+  func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
+    record(.didDetectNDEFs(messages), session)
+    onMessages.withLock { $0 }?(session)
+  }
+
+  func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) {
+    record(.didBecomeActive, session)
+    onActive.withLock { $0 }?(session)
+  }
+
+  func readerSession(_ session: NFCNDEFReaderSession, didFailToReadNDEF error: NFCReaderError) {
+    errors.withLock { $0.append(error) }
+    record(.didFailToReadNDEF(error.code), session)
+  }
+}
+
+/// Records a read-write session's calls and keeps the tags it was given.
+final class TagDelegate: NFCNDEFReaderSessionTagDelegate {
+  let calls = Mutex<[DelegateCall]>([])
+  let tags = Mutex<[NFCNDEFTag]>([])
+  let errors = Mutex<[NFCReaderError]>([])
+  let onTags = Mutex<(@Sendable (NFCNDEFReaderSession, [NFCNDEFTag]) -> Void)?>(nil)
+
+  var recorded: [DelegateCall] { calls.withLock { $0 } }
+  var lastTag: NFCNDEFTag? { tags.withLock { $0.last } }
+
+  func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+    let error = error as! NFCReaderError
+    errors.withLock { $0.append(error) }
+    calls.withLock { $0.append(.didInvalidate(error.code)) }
+  }
+
+  func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) {
+    calls.withLock { $0.append(.didBecomeActive) }
+  }
+
+  func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
+    self.tags.withLock { $0 += tags }
+    calls.withLock { $0.append(.didDetectTags(tags.count)) }
+    onTags.withLock { $0 }?(session, tags)
+  }
+}
+
+/// Tags the test queues with an identity `getSpecific` can report.
+let queueKey = DispatchSpecificKey<Int>()
+
+/// A serial queue that knows itself: `DispatchQueue.getSpecific(key: queueKey)` inside it returns its id.
+func identifiedQueue(_ label: String) -> DispatchQueue {
+  let queue = DispatchQueue(label: label)
+  queue.setSpecific(key: queueKey, value: ObjectIdentifier(queue).hashValue)
+  return queue
+}
+
+/// Collects what a completion handler reports, from any thread.
+final class Box<T: Sendable>: Sendable {
+  private let values = Mutex<[T]>([])
+  func put(_ value: T) { values.withLock { $0.append(value) } }
+  var all: [T] { values.withLock { $0 } }
+  var last: T? { all.last }
+  var count: Int { all.count }
+}
+
+/// A reader system on the simulator, with its event log.
+struct NFCHarness {
+  let system: NFCReaderSystem
+  let radio: SimulatedNFCRadio
+  let events = Box<NFCReaderEvent>()
+  var clock: VirtualClock { radio.clock }
+
+  static let hello = NDEFMessage(try! .text("hello"))
+  static let poster = NDEFMessage(try! .uri("https://example.com/poster"))
+
+  init(
+    seed: UInt64 = 1, timeout: Duration? = .seconds(60), whenBusy: NFCSystemPolicy.BusyBehavior = .queue,
+    timing: SimulatedNFCRadio.Timing = SimulatedNFCRadio.Timing(), readingAvailable: Bool = true
+  ) {
+    let clock = VirtualClock()
+    radio = SimulatedNFCRadio(
+      clock: clock, seed: seed, policy: NFCSystemPolicy(sessionTimeout: timeout, whenBusy: whenBusy),
+      isReadingAvailable: readingAvailable, timing: timing)
+    system = NFCReaderSystem(radio: radio, scheduler: clock)
+    system.addEventObserver { [events] in events.put($0) }
+  }
+
+  func readSession(
+    _ delegate: ReadDelegate, firstReadOnly: Bool = true, queue: DispatchQueue? = nil
+  ) -> NFCNDEFReaderSession {
+    NFCNDEFReaderSession(delegate: delegate, queue: queue, invalidateAfterFirstRead: firstReadOnly, system: system)
+  }
+
+  func tagSession(_ delegate: TagDelegate) -> NFCNDEFReaderSession {
+    NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: false, system: system)
+  }
+
+  /// The names of the events of `session`, in order.
+  func names(_ session: NFCNDEFReaderSession) -> [String] {
+    events.all.filter { $0.session == session.identifier }.map(\.name)
+  }
+
+  /// Runs the simulation for `duration`.
+  func run(_ duration: Duration) { clock.advance(by: duration) }
+}
