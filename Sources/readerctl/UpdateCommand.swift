@@ -146,6 +146,7 @@ private struct UpdateCheck {
   let deviceType: DeviceType?
   let version: SoftwareVersion?
   let location: String
+  private let interruptNoted = Outcome<Bool>()
 
   private var console: Console { session.console }
 
@@ -265,6 +266,7 @@ private struct UpdateCheck {
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: .seconds(31))
     guard let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
       let stopped = Outcome<CancelResult>()
+      noteInterrupt()
       discovery.cancel { stopped.set($0) }
       session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
       if Interrupt.requested { return fail("interrupted", .canceled("update"), fields) }
@@ -286,6 +288,7 @@ private struct UpdateCheck {
     let connecting = terminal.connectReader(reader, connectionConfig: configuration) { connected.set($0) }
     session.run(until: { connected.isSet }, limit: .seconds(3600), pace: delegate.installs.pace)
     if !connected.isSet {
+      noteInterrupt()
       connecting.cancel { _ in }
       session.run(until: { connected.isSet }, limit: .seconds(600), paced: false, interruptible: false)
     }
@@ -310,6 +313,7 @@ private struct UpdateCheck {
       let installing = terminal.installAvailableUpdate { done.set($0) }
       session.run(until: { done.isSet }, limit: .seconds(3600), pace: delegate.installs.pace)
       if !done.isSet {
+        noteInterrupt()
         installing.cancel { _ in }
         session.run(until: { done.isSet }, limit: .seconds(600), paced: false, interruptible: false)
       }
@@ -334,10 +338,18 @@ private struct UpdateCheck {
     return session.finish(.success(fields + [("reader", final.json)]))
   }
 
+  /// After Ctrl-C, starts a fresh line below the terminal's `^C` echo, once: before anything that
+  /// winding the operation down prints.
+  private func noteInterrupt() {
+    guard Interrupt.requested, !interruptNoted.isSet else { return }
+    interruptNoted.set(true)
+    session.screen.lineAfterInterrupt()
+  }
+
   /// Reports `error` on stderr after `what`, ends the command with it, and returns its status (130
   /// after Ctrl-C, whatever the error).
   private func fail(_ what: String, _ error: ReaderError, _ fields: [(String, JSONValue)]) -> Int32 {
-    if Interrupt.requested { session.screen.lineAfterInterrupt() }
+    noteInterrupt()
     session.screen.detach()
     console.error("readerctl: \(Interrupt.requested ? "interrupted: " : "")\(what): \(error.report)\n")
     var outcome = CommandOutcome.failure(error, fields)

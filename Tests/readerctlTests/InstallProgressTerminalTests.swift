@@ -59,6 +59,21 @@ struct InstallProgressTerminalTests {
     #expect(screen.history.contains { $0.hasSuffix("now runs 2.01.00.18.") })
   }
 
+  @Test func ctrlCDuringAnInstallCancelsItAndExits130() throws {
+    let files = try ManifestFiles()
+    defer { files.remove() }
+    let run = try PseudoTerminal.run(
+      ["update", "--catalog", try files.write(), "--install", "--speed", "1"] + ManifestFiles.reader,
+      size: Size(rows: 24, columns: 80), steps: [.wait(#"\[#+\.+\]"#), .send("\u{3}")])
+    #expect(run.status == 130, "\(run.text.debugDescription)")
+    let screen = try run.screen()
+    #expect(screen.unknownSequences.isEmpty)
+    #expect(bars(screen.history).count == 1, "\(screen.history)")
+    #expect(!bars(screen.history).contains { $0.contains("100 %") })
+    #expect(screen.history.contains { $0.hasPrefix("readerctl: interrupted: ") }, "\(screen.history)")
+    #expect(!screen.history.contains { $0.contains("now runs") })
+  }
+
   @Test func theDemoShowsABarForEachOfItsThreeInstalls() throws {
     let run = try PseudoTerminal.run(["demo", "--speed", "400"], size: Size(rows: 24, columns: 72), timeout: 120)
     #expect(run.status == 0)
