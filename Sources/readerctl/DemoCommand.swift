@@ -1,3 +1,4 @@
+import Foundation
 import ReaderKit
 import ReaderSimulator
 import Synchronization
@@ -8,12 +9,16 @@ enum DemoCommand {
     usage: readerctl demo [--seed N] [--readers N] [--speed X] [--json]
 
       A narrated run on the simulator: readers are switched on, a scan lists them, the merchant picks
-      one and it connects to a location; it is carried out of range and won back, rebooted, rebooted
-      again by its own 24-hour timer, found again after the app is relaunched, and disconnected.
+      one and it connects to a location, installing a required software update first; it is carried
+      out of range and won back, rebooted, rebooted again by its own 24-hour timer; an optional update
+      is offered and installed; the reader is found again after the app is relaunched, and
+      disconnected; days later an update that became required in the meantime installs while it
+      reconnects. On a terminal, installs show a progress bar with the time left.
       --seed N     seed of the simulated world (default 1); the same seed gives the same run
       --readers N  readers in the world (default 4, 2-16)
       --speed X    simulated seconds per real second while something is on screen (default: 4 on a
-                   terminal, 0 = as fast as possible otherwise); long waits are always skipped
+                   terminal, 0 = as fast as possible otherwise); installs run 8 times faster than
+                   that, and long waits are always skipped
       --json       one JSON object per event instead of the narration; the last line is the outcome,
                    {"event": "result", "exitStatus": …, "error": …}
 
@@ -49,12 +54,23 @@ private final class Demo {
   private let narrate: Bool
   private let store = InMemoryReaderStore()
   private let locationId = "tml_demo_downtown"
-  private let delegate: DemoReaderDelegate
+  /// The app's reader delegate; a relaunched app has a new one.
+  private var delegate: DemoReaderDelegate
+  /// The vendor's update catalog, whose releases are dated from the simulation's epoch.
+  private let catalog = InMemoryUpdateCatalog(sha256: { SHA256Checksum.compute($0) })
+  /// The release that is optional when the app relaunches and required four days later.
+  private var laterRelease: UpdateRelease?
+  /// The observer that narrates the current terminal's status changes.
+  private var statusNarration: UInt64?
 
   init(session: SimulationSession, narrate: Bool) {
     self.session = session
     self.narrate = narrate
-    delegate = DemoReaderDelegate { [session] text in session.say(text) }
+    delegate = Self.makeDelegate(session)
+  }
+
+  private static func makeDelegate(_ session: SimulationSession) -> DemoReaderDelegate {
+    DemoReaderDelegate(installs: InstallProgressView(session: session)) { [session] text in session.say(text) }
   }
 
   private var world: SimulatedBluetoothCentral { session.world }
@@ -66,19 +82,25 @@ private final class Demo {
     if narrate {
       session.console.line("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
       session.console.line(
-        "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, and long waits are skipped."
+        "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, installs run faster "
+          + "still, and long waits are skipped."
       )
       session.console.line()
     }
     var terminal = makeTerminal()
     do throws(DemoFailure) {
       let reader = try scanAndPick(terminal)
+      publishReleases(for: reader)
       try connect(reader, terminal)
       try walkAway(reader, terminal)
       try reboot(reader, terminal)
       try securityReboot(reader, terminal)
-      terminal = try relaunch(reader)
+      try installOptionalUpdate(terminal)
+      terminal = try relaunch(reader, terminal)
       try disconnect(terminal)
+      try letRequiredAtPass()
+      try reconnectForRequiredUpdate(reader, terminal)
+      try disconnect(terminal, "At closing time the merchant disconnects the reader again.")
       say("That is the whole life of a reader: every step above ran on the same virtual clock.")
       return .success()
     } catch {
@@ -128,7 +150,30 @@ private final class Demo {
       throw DemoFailure("the scan found no reader")
     }
     say("The merchant taps “\(pick.label ?? pick.serialNumber)” (\(pick)) in the list.")
+    if let simulated = world.reader(pick.serialNumber),
+      simulated.batteryLevel < SimulatedBluetoothCentral.minimumUpdateBattery,
+      !simulated.isCharging
+    {
+      say("Its battery is low for a software update, so the merchant puts it on its charging dock first.")
+      world.setBattery(pick.serialNumber, level: simulated.batteryLevel, isCharging: true)
+    }
     return pick
+  }
+
+  /// The vendor's catalog for the reader's model: a required update it lacks, and an optional one
+  /// released six hours into the story.
+  private func publishReleases(for reader: Reader) {
+    let required = release(
+      "2.03.00.00", for: reader.deviceType, releasedAt: days(-30), requiredAt: days(-14), components: [.config, .keys],
+      estimate: .estimate1To2Minutes)
+    catalog.add(required.release, image: required.image)
+    let optional = release(
+      "2.03.01.00", for: reader.deviceType, releasedAt: days(0.25), requiredAt: days(30), components: [.keys],
+      estimate: .estimateLessThan1Minute)
+    catalog.add(optional.release, image: optional.image)
+    say(
+      "The vendor's update catalog requires \(required.release.version) (\(required.release.components)) on every "
+        + "\(reader.deviceType.displayName) since \(required.release.requiredAt.formatted(.iso8601)).")
   }
 
   private func connect(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
@@ -138,7 +183,9 @@ private final class Demo {
     say("Connecting to \(reader.serialNumber) at location \(locationId); connecting ends the scan.")
     let result = Outcome<Result<Reader, ReaderError>>()
     terminal.connectReader(reader, connectionConfig: configuration) { result.set($0) }
-    try check(session.run(until: { result.isSet }, limit: .seconds(30)), "the connection did not complete")
+    try check(
+      session.run(until: { result.isSet }, limit: .seconds(600), pace: delegate.installs.pace),
+      "the connection did not complete")
     switch result.value! {
     case .success(let connected):
       say(
@@ -184,10 +231,23 @@ private final class Demo {
     try awaitReconnect(after: before, limit: .seconds(120))
   }
 
-  private func relaunch(_ reader: Reader) throws(DemoFailure) -> Terminal {
+  private func relaunch(_ reader: Reader, _ ended: Terminal) throws(DemoFailure) -> Terminal {
     try check(session.run(for: .seconds(3)), "interrupted")
     say("The merchant swipes the app away: the system ends it without a goodbye, and its link to the reader drops.")
     session.world.terminateHostApp()
+    // The ended app's terminal is still on the clock (its timers run on), but a dead app says nothing.
+    session.stopPrinting(ended)
+    if let token = statusNarration { ended.removeEventObserver(token) }
+    delegate.mute()
+    delegate = Self.makeDelegate(session)
+    let later = release(
+      "2.04.00.00", for: reader.deviceType, releasedAt: session.date, requiredAt: days(4),
+      components: [.firmware, .config], estimate: .estimate1To2Minutes)
+    catalog.add(later.release, image: later.image)
+    laterRelease = later.release
+    say(
+      "While the app is closed, the vendor publishes \(later.release.version) (\(later.release.components)), "
+        + "optional until \(later.release.requiredAt.formatted(.iso8601)).")
     say("The app is launched again and reconnects to the reader it used last.")
     let terminal = makeTerminal()
     let result = Outcome<Result<Reader?, ReaderError>>()
@@ -204,23 +264,102 @@ private final class Demo {
     }
   }
 
-  private func disconnect(_ terminal: Terminal) throws(DemoFailure) {
+  private func disconnect(
+    _ terminal: Terminal,
+    _ line: String = "The merchant disconnects the reader (reason: disconnectRequested; no reconnection follows)."
+  ) throws(DemoFailure) {
     try check(session.run(for: .seconds(3)), "interrupted")
-    say("The merchant disconnects the reader (reason: disconnectRequested; no reconnection follows).")
+    say(line)
     let done = Outcome<ReaderError?>()
     terminal.disconnectReader { done.set($0) }
     try check(session.run(until: { done.isSet }, limit: .seconds(30)), "the disconnect did not complete")
     if let error = done.value ?? nil { throw DemoFailure("disconnecting failed: \(error)") }
   }
 
+  private func installOptionalUpdate(_ terminal: Terminal) throws(DemoFailure) {
+    try check(session.run(for: .seconds(5)), "interrupted")
+    if terminal.connectedReader?.availableUpdate == nil {
+      say("The catalog has not offered an optional update yet; the app waits for its next answer (skipped).")
+      let reported = delegate.availableUpdateReports
+      try check(
+        session.run(
+          until: { self.delegate.availableUpdateReports > reported }, limit: .seconds(8 * 3600), paced: false),
+        "no optional update was offered within 8 hours")
+    }
+    guard let update = terminal.connectedReader?.availableUpdate else {
+      throw DemoFailure("the reader has no available update to install")
+    }
+    say(
+      "The merchant taps “Update now” in the app (installAvailableUpdate); the reader stays connected while "
+        + "\(update.deviceSoftwareVersion) installs.")
+    let done = Outcome<ReaderError?>()
+    terminal.installAvailableUpdate { done.set($0) }
+    try check(
+      session.run(until: { done.isSet }, limit: .seconds(900), pace: delegate.installs.pace),
+      "the install did not finish")
+    if let error = done.value ?? nil { throw DemoFailure("installing the optional update failed: \(error)") }
+    say(
+      "The reader runs \(terminal.connectedReader?.deviceSoftwareVersion ?? "?") and stayed connected throughout "
+        + "(status: \(terminal.connectionStatus)).")
+  }
+
+  private func letRequiredAtPass() throws(DemoFailure) {
+    guard let later = laterRelease else { throw DemoFailure("no later release was published") }
+    let morning = Duration.seconds(Int64(4 * 86_400 + 8 * 3600))
+    say(
+      "Four days pass (skipped) with the reader on its dock; at \(later.requiredAt.formatted(.iso8601)) "
+        + "\(later.version) becomes required.")
+    try check(session.run(for: max(morning - session.now, .zero), paced: false), "interrupted")
+  }
+
+  private func reconnectForRequiredUpdate(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
+    say(
+      "The merchant opens the app in the morning: it reconnects to the saved reader, and the update, now "
+        + "required, installs before the reader can be used.")
+    let result = Outcome<Result<Reader?, ReaderError>>()
+    terminal.reconnectToSavedReader(delegate: delegate, timeout: .seconds(30)) { result.set($0) }
+    try check(
+      session.run(until: { result.isSet }, limit: .seconds(600), pace: delegate.installs.pace),
+      "the reconnection did not finish")
+    switch result.value! {
+    case .success(let found?) where found.serialNumber == reader.serialNumber:
+      say(
+        "Reconnected to \(found) at \(found.locationId ?? "?"), running \(found.deviceSoftwareVersion ?? "?"): "
+          + "the required update was installed first.")
+    case .success(let other):
+      throw DemoFailure("the reconnection found \(other.map(\.serialNumber) ?? "nothing saved")")
+    case .failure(let error):
+      throw DemoFailure("the reconnection failed: \(error)")
+    }
+  }
+
   // MARK: Helpers
 
+  /// The date `days` days after the simulation's epoch (2026-01-01 00:00 UTC).
+  private func days(_ days: Double) -> Date { Terminal.simulationEpoch.addingTimeInterval(days * 86_400) }
+
+  /// A release of `version` for `model` at every location, with an image of deterministic bytes.
+  private func release(
+    _ version: String, for model: DeviceType, releasedAt: Date, requiredAt: Date, components: UpdateComponent,
+    estimate: UpdateTimeEstimate
+  ) -> (release: UpdateRelease, image: Data) {
+    let salt = version.utf8.reduce(0) { $0 &+ Int($1) }
+    let bytes = Data((0..<(96 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ salt) })
+    let image = FirmwareImage(
+      url: URL(string: "https://updates.readerkit.example/\(model.rawValue)/\(version).bin")!, size: bytes.count,
+      sha256: SHA256Checksum.compute(bytes))
+    let release = UpdateRelease(
+      deviceType: model, version: try! SoftwareVersion(version), releasedAt: releasedAt, requiredAt: requiredAt,
+      components: components, durationEstimate: estimate, image: image)
+    return (release, bytes)
+  }
+
   private func makeTerminal() -> Terminal {
-    let terminal = session.makeTerminal(store: store)
+    let terminal = session.makeTerminal(store: store, updateCatalog: catalog)
     if narrate {
-      let delegate = self.delegate
-      terminal.addEventObserver { event in
-        if case .didChangeConnectionStatus(let status) = event.kind { delegate.say("status: \(status)") }
+      let session = self.session
+      statusNarration = terminal.addEventObserver { event in
+        if case .didChangeConnectionStatus(let status) = event.kind { session.say("status: \(status)") }
       }
     }
     return terminal
@@ -263,15 +402,33 @@ private nonisolated final class DemoReaderDelegate: MobileReaderDelegate {
   private struct Counts {
     var succeeded = 0
     var failed = 0
+    var availableUpdates = 0
+    var muted = false
   }
 
-  let say: @Sendable (String) -> Void
+  private let narrate: @Sendable (String) -> Void
+  /// Shows the installs.
+  let installs: InstallProgressView
   private let counts = Mutex(Counts())
 
-  init(say: @escaping @Sendable (String) -> Void) { self.say = say }
+  init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
+    self.installs = installs
+    self.narrate = say
+  }
+
+  /// Says `text`, unless muted.
+  func say(_ text: String) {
+    if !counts.withLock({ $0.muted }) { narrate(text) }
+  }
+
+  /// Stops narrating and showing installs: the app that owned the delegate has ended.
+  func mute() { counts.withLock { $0.muted = true } }
+
+  private var isMuted: Bool { counts.withLock { $0.muted } }
 
   var succeededReconnects: Int { counts.withLock { $0.succeeded } }
   var failedReconnects: Int { counts.withLock { $0.failed } }
+  var availableUpdateReports: Int { counts.withLock { $0.availableUpdates } }
 
   func reader(_ reader: Reader, didStartReconnect cancelable: Cancelable, disconnectReason: DisconnectReason) {
     say("The reader dropped (\(disconnectReason)); the app shows “Reconnecting to your reader…” and a Cancel button.")
@@ -293,5 +450,25 @@ private nonisolated final class DemoReaderDelegate: MobileReaderDelegate {
 
   func readerDidReportLowBatteryWarning(_ reader: Reader) {
     say("The reader's battery is low. The app asks the merchant to charge it.")
+  }
+
+  func reader(_ reader: Reader, didReportAvailableUpdate update: ReaderSoftwareUpdate) {
+    counts.withLock { $0.availableUpdates += 1 }
+    say(
+      "The reader reports an optional update, \(update.deviceSoftwareVersion) (\(update.components); "
+        + "\(update.durationEstimate)), required from \(update.requiredAt.formatted(.iso8601)); the app offers it, "
+        + "nothing is installed yet.")
+  }
+
+  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
+    if !isMuted { installs.started(update) }
+  }
+
+  func reader(_ reader: Reader, didReportReaderSoftwareUpdateProgress progress: Float) {
+    if !isMuted { installs.progressed(Double(progress)) }
+  }
+
+  func reader(_ reader: Reader, didFinishInstallingUpdate update: ReaderSoftwareUpdate?, error: (any Error)?) {
+    if !isMuted { installs.finished(update, error: error as? ReaderError) }
   }
 }

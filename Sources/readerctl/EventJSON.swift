@@ -4,8 +4,13 @@ import ReaderKit
 /// The `--json` form of ReaderKit values: one object per event, fields under the API's names.
 extension TerminalEvent {
   /// `{"t": <simulated seconds>, "event": "<name>", …fields}`.
-  var json: JSONValue {
-    var fields: [(String, JSONValue)] = [("t", .number(time.inSeconds, decimals: 3)), ("event", .string(name))]
+  var json: JSONValue { json(since: .zero) }
+
+  /// The same, with `t` counted from the scheduler time `origin`.
+  func json(since origin: Duration) -> JSONValue {
+    var fields: [(String, JSONValue)] = [
+      ("t", .number((time - origin).inSeconds, decimals: 3)), ("event", .string(name)),
+    ]
     switch kind {
     case .didChangeConnectionStatus(let status):
       fields.append(("status", .string(status.rawValue)))
@@ -94,6 +99,25 @@ extension ReaderSoftwareUpdate {
       ("components", .array(components.names.map(JSONValue.string))),
       ("requiredAt", .string(requiredAt.formatted(.iso8601))),
       ("isTestUpdate", .bool(isTestUpdate)),
+      ("expiresAt", .optional(expiresAt?.formatted(.iso8601))),
+      ("image", image?.json ?? .null),
+    ])
+  }
+}
+
+extension FirmwareImage {
+  /// `{"url": …, "size": …, "sha256": …}`.
+  var json: JSONValue {
+    .object([("url", .string(url.absoluteString)), ("size", .int(size)), ("sha256", .string(sha256.hex))])
+  }
+}
+
+extension InstalledSoftware {
+  /// Every property, under its API name.
+  var json: JSONValue {
+    .object([
+      ("deviceType", .string(deviceType.rawValue)), ("serialNumber", .string(serialNumber)),
+      ("locationId", .string(locationId)), ("version", .string(version.description)),
     ])
   }
 }

@@ -7,15 +7,18 @@ enum ExitStatus {
   static let failure: Int32 = 1
   /// Bad flags or arguments.
   static let usage: Int32 = 64
-  /// Malformed input data (an NDEF message, a corrupt store file).
+  /// Malformed input data (an NDEF message, a corrupt store file, an update manifest, an image whose
+  /// digest or size is wrong).
   static let dataError: Int32 = 65
   /// An input file that does not exist or cannot be read.
   static let noInput: Int32 = 66
-  /// What was asked for is not there: no reader found, Bluetooth off, unsupported model.
+  /// What was asked for is not there: no reader found, Bluetooth off, unsupported model, an update
+  /// server that cannot be reached.
   static let unavailable: Int32 = 69
   /// A file could not be read or written.
   static let ioError: Int32 = 74
-  /// Something did not happen in time; trying again may work.
+  /// Something did not happen in time, or could not happen now (an update server that stalls, a
+  /// reader too low on battery to update); trying again may work.
   static let temporaryFailure: Int32 = 75
   /// Interrupted by the user (Ctrl-C) or cancelled.
   static let interrupted: Int32 = 130
@@ -24,13 +27,29 @@ enum ExitStatus {
   static func status(for error: ReaderError) -> Int32 {
     switch error.code {
     case .invalidConfiguration: usage
-    case .storeCorrupt: dataError
+    case .storeCorrupt, .updateCatalogInvalid, .firmwareImageRejected, .invalidSoftwareVersion: dataError
     case .storeUnavailable: ioError
+    // A manifest or image file that is missing or unreadable is an input that is not there; a server
+    // that cannot be reached is a service that is not.
+    case .updateCatalogUnavailable: error.context["url"]?.hasPrefix("file:") == true ? noInput : unavailable
     case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
-    case .bluetoothScanTimedOut, .bluetoothConnectTimedOut: temporaryFailure
+    case .bluetoothScanTimedOut, .bluetoothConnectTimedOut, .updateCatalogTimedOut: temporaryFailure
+    // Charge the reader, or keep it in range, and the next try may work.
+    case .readerSoftwareUpdateFailedBatteryLow, .readerSoftwareUpdateFailedInterrupted: temporaryFailure
+    // An update that could not be obtained fails as the catalog did (`context["cause"]`).
+    case .readerSoftwareUpdateFailedServerError: causeStatus(of: error) ?? failure
     case .canceled: interrupted
     default: failure
     }
+  }
+
+  /// The status of the catalog error an update error names as its `cause`, if it names one.
+  private static func causeStatus(of error: ReaderError) -> Int32? {
+    let causes: [ReaderError.Code] = [
+      .updateCatalogInvalid, .updateCatalogUnavailable, .updateCatalogTimedOut, .firmwareImageRejected,
+    ]
+    guard let cause = causes.first(where: { $0.description == error.context["cause"] }) else { return nil }
+    return status(for: ReaderError(cause, error.message, context: error.context))
   }
 }
 

@@ -13,6 +13,7 @@ enum ReaderCtl {
       discover   scan the simulated world for readers (--proximity for the nearest Chipper 2X)
       connect    connect a simulated reader to a location and save it for the next launch
       reconnect  reconnect to the saved reader, as an app does at launch
+      update     check a simulated reader against an update manifest, and install what applies
       ndef       decode and encode NFC Forum NDEF messages
       help       show this text, or `readerctl help <command>` for one command
 
@@ -42,6 +43,7 @@ enum ReaderCtl {
       case "discover": return try DiscoverCommand.run(rest, console: console)
       case "connect": return try LinkCommands.connect(rest, console: console)
       case "reconnect": return try LinkCommands.reconnect(rest, console: console)
+      case "update": return try UpdateCommand.run(rest, console: console)
       case "ndef":
         return runNDEFCommand(
           rest, inputLimit: maximumInputSize, stdin: { console.readInput(limit: maximumInputSize) },
@@ -74,6 +76,7 @@ enum ReaderCtl {
     case "discover": DiscoverCommand.usage
     case "connect": LinkCommands.connectUsage
     case "reconnect": LinkCommands.reconnectUsage
+    case "update": UpdateCommand.usage
     case "ndef": ndefUsage
     case "help": usage
     default: nil

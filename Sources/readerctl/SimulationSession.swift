@@ -12,7 +12,7 @@ import Synchronization
 /// except the ones that wind an operation down after it.
 final class SimulationSession: Sendable {
   let seed: UInt64
-  let clock = VirtualClock()
+  let clock: VirtualClock
   let world: SimulatedBluetoothCentral
   let console: Console
   /// Simulated seconds per wall-clock second for paced runs; 0 runs everything unpaced.
@@ -21,13 +21,26 @@ final class SimulationSession: Sendable {
   let json: Bool
   /// The screen narration and live tables go to.
   let screen: LiveRegion
+  /// The clock's time when the session started: zero, or how far after `Terminal.simulationEpoch` the
+  /// session's start date is.
+  private let origin: Duration
   private let wallStart = ContinuousClock.now
+  /// The event observers that print each terminal's events with `--json`.
+  private let printing = Mutex<[ObjectIdentifier: UInt64]>([:])
   /// The granularity of paced runs.
   private let step = Duration.milliseconds(50)
 
-  /// A world with `readers` readers drawn from `seed` (see `SimulatedFleet`).
-  init(seed: UInt64, readers: Int, console: Console, speed: Double, json: Bool) {
+  /// A world with `readers` readers drawn from `seed` (see `SimulatedFleet`), whose terminals see the
+  /// date `start` when the session starts (`Terminal.simulationEpoch` unless given; not earlier).
+  init(seed: UInt64, readers: Int, console: Console, speed: Double, json: Bool, start: Date? = nil) {
     self.seed = seed
+    // A terminal on a virtual clock dates its events from the simulation's epoch: advancing the empty
+    // clock before the world exists makes the session start at `start`, at no cost.
+    let offset = start.flatMap { Duration.seconds(exactly: $0.timeIntervalSince(Terminal.simulationEpoch)) } ?? .zero
+    origin = max(offset, .zero)
+    let clock = VirtualClock()
+    clock.advance(to: origin)
+    self.clock = clock
     self.world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     self.console = console
     self.speed = speed
@@ -36,18 +49,32 @@ final class SimulationSession: Sendable {
     for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
   }
 
-  /// A terminal on this world; with `--json` every event it publishes is printed as one line.
-  func makeTerminal(store: any ReaderStore) -> Terminal {
-    let terminal = Terminal(central: world, scheduler: clock, store: store, seed: seed)
+  /// A terminal on this world, with `updateCatalog` if given; with `--json` every event it publishes
+  /// is printed as one line, its time counted from the session's start.
+  func makeTerminal(store: any ReaderStore, updateCatalog: (any UpdateCatalog)? = nil) -> Terminal {
+    let terminal = Terminal(central: world, scheduler: clock, store: store, seed: seed, updateCatalog: updateCatalog)
     if json {
       let console = self.console
-      terminal.addEventObserver { event in console.line(event.json.rendered) }
+      let origin = self.origin
+      let token = terminal.addEventObserver { event in console.line(event.json(since: origin).rendered) }
+      printing.withLock { $0[ObjectIdentifier(terminal)] = token }
     }
     return terminal
   }
 
-  /// Simulated time since the world started.
-  var now: Duration { clock.elapsed }
+  /// Stops printing `terminal`'s events: the app that owned it is gone (`terminateHostApp`), though
+  /// its timers still run on the clock.
+  func stopPrinting(_ terminal: Terminal) {
+    if let token = printing.withLock({ $0.removeValue(forKey: ObjectIdentifier(terminal)) }) {
+      terminal.removeEventObserver(token)
+    }
+  }
+
+  /// Simulated time since the session started.
+  var now: Duration { clock.elapsed - origin }
+
+  /// The date the session's terminals see now.
+  var date: Date { Terminal.simulationEpoch.addingTimeInterval(clock.elapsed.inSeconds) }
 
   /// Wall-clock time since the session started.
   var wallElapsed: Duration { ContinuousClock.now - wallStart }
@@ -61,19 +88,26 @@ final class SimulationSession: Sendable {
 
   /// Runs the world until `condition` holds (checked after every step) or `limit` of simulated time
   /// has passed, or Ctrl-C unless not `interruptible`; returns whether `condition` holds.
+  ///
+  /// `pace` multiplies the speed of a paced run, step by step: what is long and dull to watch (an
+  /// install) can go faster than the rest.
   @discardableResult
-  func run(until condition: () -> Bool, limit: Duration, paced: Bool = true, interruptible: Bool = true) -> Bool {
+  func run(
+    until condition: () -> Bool, limit: Duration, paced: Bool = true, interruptible: Bool = true,
+    pace: () -> Double = { 1 }
+  ) -> Bool {
     let end = clock.elapsed + limit
     let pacing = paced && speed > 0
     let segmentWall = ContinuousClock.now
-    let segmentStart = clock.elapsed
+    var due = Duration.zero
     while !condition(), clock.elapsed < end, !(interruptible && Interrupt.requested) {
       // Stop at every piece of work, paced or not, so the condition is checked at the same simulated
       // instants and the run ends at the same one; pacing only adds stops between them.
       let next = min(clock.nextDeadline.map { max($0, clock.elapsed) } ?? end, end)
       if pacing {
+        let before = clock.elapsed
         clock.advance(to: min(next, clock.elapsed + step))
-        let due = (clock.elapsed - segmentStart) / speed
+        due += (clock.elapsed - before) / (speed * max(pace(), 1))
         let ahead = due - (ContinuousClock.now - segmentWall)
         if ahead > .zero { Thread.sleep(forTimeInterval: ahead.inSeconds) }
       } else {
@@ -87,7 +121,7 @@ final class SimulationSession: Sendable {
   /// `{"t": …, "event": "result", "exitStatus": N, "error": null | {…}, …fields}`; returns the status.
   func finish(_ outcome: CommandOutcome) -> Int32 {
     if json {
-      console.line(outcome.json(at: clock.elapsed).rendered)
+      console.line(outcome.json(at: now).rendered)
     }
     return outcome.status
   }
@@ -95,7 +129,7 @@ final class SimulationSession: Sendable {
   /// Prints a narration line stamped with the simulated time; silent with `--json`.
   func say(_ text: String) {
     guard !json else { return }
-    screen.say("[\(Self.format(clock.elapsed))] \(text)")
+    screen.say("[\(Self.format(now))] \(text)")
   }
 
   /// `1d 02:03:04.5`, `02:03:04.5`.

@@ -8,11 +8,18 @@ struct DemoCommandTests {
     #expect(result.status == 0, "stderr: \(result.stderr)")
     // The scenes, in the order the story tells them.
     let milestones = [
-      "status: discovering", "is switched on", "in view:", "The merchant taps", "status: connecting",
-      "status: connected", "out of Bluetooth range", "status: reconnecting", "The reader dropped (outOfRange)",
-      "Reconnected to", "The app reboots the reader", "accepted the reboot", "The reader dropped (rebootRequested)",
-      "Reconnected to", "A day passes", "The reader dropped (securityReboot)", "Reconnected to",
-      "swipes the app away", "launched again", "Reconnected at launch", "disconnects the reader",
+      "status: discovering", "is switched on", "in view:", "The merchant taps", "catalog requires 2.03.00.00",
+      "status: connecting", "Installing 2.03.00.00 (config+keys; estimate: 1-2 minutes)", "25 % installed, ETA",
+      "75 % installed, ETA", "Installed 2.03.00.00 in 1:00.", "status: connected", "(software 2.03.00.00",
+      "out of Bluetooth range", "status: reconnecting", "The reader dropped (outOfRange)", "Reconnected to",
+      "The app reboots the reader", "accepted the reboot", "The reader dropped (rebootRequested)", "Reconnected to",
+      "A day passes", "reports an optional update, 2.03.01.00", "The reader dropped (securityReboot)", "Reconnected to",
+      "(installAvailableUpdate)", "Installing 2.03.01.00", "Installed 2.03.01.00",
+      "runs 2.03.01.00 and stayed connected",
+      "swipes the app away", "publishes 2.04.00.00", "launched again", "reports an optional update, 2.04.00.00",
+      "Reconnected at launch", "disconnects the reader", "status: notConnected", "Four days pass",
+      "2.04.00.00 becomes required", "opens the app in the morning", "status: connecting", "Installing 2.04.00.00",
+      "Installed 2.04.00.00", "status: connected", "running 2.04.00.00", "disconnects the reader again",
       "status: notConnected",
     ]
     var cursor = result.stdout.startIndex
@@ -86,6 +93,64 @@ struct DemoCommandTests {
     #expect(events.last?["event"] as? String == "result")
     #expect(events.last?["exitStatus"] as? Int == 0)
     #expect(events.last?["error"] is NSNull)
+  }
+
+  @Test(arguments: [1, 2, 42])
+  func jsonDemoCarriesEveryInstallWithProgressFromZeroToExactlyOne(seed: Int) throws {
+    let result = try ReaderctlProcess.run(["demo", "--json", "--seed", "\(seed)"])
+    #expect(result.status == 0, "seed \(seed): \(result.stderr)")
+    let events = try ReaderctlProcess.jsonLines(result.stdout)
+    let names = events.map { $0["event"] as? String ?? "" }
+    let version = { (event: [String: Any]) in (event["update"] as? [String: Any])?["deviceSoftwareVersion"] as? String }
+
+    // Each install: one start, its progress, one finish; nothing outside them.
+    var installs: [(version: String?, progress: [Double])] = []
+    var open: (version: String?, progress: [Double])?
+    for (index, event) in events.enumerated() {
+      switch names[index] {
+      case "didStartInstallingUpdate":
+        #expect(open == nil, "seed \(seed): a start inside an install at line \(index + 1)")
+        open = (version(event), [])
+        let update = try #require(event["update"] as? [String: Any])
+        for field in ["deviceSoftwareVersion", "durationEstimate", "components", "requiredAt", "isTestUpdate", "image"]
+        {
+          #expect(update[field] != nil, "seed \(seed): update.\(field)")
+        }
+        #expect(event["cancelable"] as? Bool == true)
+      case "didReportReaderSoftwareUpdateProgress":
+        #expect(open != nil, "seed \(seed): progress outside an install at line \(index + 1)")
+        open?.progress.append(try #require(event["progress"] as? Double))
+      case "didFinishInstallingUpdate":
+        let started = try #require(open, "seed \(seed): a finish without a start")
+        #expect(version(event) == started.version)
+        #expect(event["error"] is NSNull, "seed \(seed): \(event)")
+        installs.append(started)
+        open = nil
+      default: break
+      }
+    }
+    #expect(open == nil)
+    #expect(installs.map(\.version) == ["2.03.00.00", "2.03.01.00", "2.04.00.00"], "seed \(seed)")
+    for install in installs {
+      #expect(install.progress.first == 0, "seed \(seed): \(install)")
+      #expect(install.progress.last == 1, "seed \(seed): \(install)")
+      #expect(install.progress == install.progress.sorted(), "seed \(seed): monotonic \(install)")
+      #expect(install.progress.dropLast().allSatisfy { $0 < 1 })
+    }
+
+    // The two optional updates are reported with their requiredAt; the required ones install while connecting.
+    let reported = events.filter { $0["event"] as? String == "didReportAvailableUpdate" }
+    #expect(reported.map(version) == ["2.03.01.00", "2.04.00.00"], "seed \(seed)")
+    #expect(
+      reported.map { ($0["update"] as? [String: Any])?["requiredAt"] as? String }
+        == ["2026-01-31T00:00:00Z", "2026-01-05T00:00:00Z"])
+    let starts = names.indices.filter { names[$0] == "didStartInstallingUpdate" }
+    let connects = names.indices.filter { names[$0] == "didConnect" }
+    #expect(connects.count == 3)
+    #expect(starts.count == 3 && connects.count == 3 && starts[0] < connects[0] && starts[2] < connects[2])
+    #expect(starts[2] > connects[1], "the update required at the last connection")
+    let morning = try #require(events[connects[2]]["reader"] as? [String: Any])
+    #expect(morning["deviceSoftwareVersion"] as? String == "2.04.00.00")
   }
 
   @Test func demoRejectsBadFlagsWithUsageAndStatus64() throws {

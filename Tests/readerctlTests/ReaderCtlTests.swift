@@ -18,7 +18,7 @@ struct ReaderCtlTests {
   @Test func helpPrintsEveryCommandOnStdout() throws {
     let result = try ReaderctlProcess.run(["help"])
     #expect(result.status == 0)
-    for command in ["demo", "discover", "connect", "reconnect", "ndef"] {
+    for command in ["demo", "discover", "connect", "reconnect", "update", "ndef"] {
       #expect(result.stdout.contains("  \(command) "), "\(command)")
     }
     let discover = try ReaderctlProcess.run(["discover", "--help"])
@@ -57,7 +57,8 @@ struct ReaderCtlTests {
         .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
     let usages = [
       ("demo", DemoCommand.usage), ("discover", DiscoverCommand.usage), ("connect", LinkCommands.connectUsage),
-      ("reconnect", LinkCommands.reconnectUsage), ("ndef encode", ndefUsage), ("ndef decode", ndefUsage),
+      ("reconnect", LinkCommands.reconnectUsage), ("update", UpdateCommand.usage), ("ndef encode", ndefUsage),
+      ("ndef decode", ndefUsage),
     ]
     for (command, usage) in usages {
       let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| `readerctl \(command) ") })

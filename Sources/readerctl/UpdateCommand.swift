@@ -1,0 +1,392 @@
+import Foundation
+import ReaderKit
+import ReaderSimulator
+import Synchronization
+
+/// `readerctl update`: checks a simulated reader against an update manifest, and installs what applies.
+enum UpdateCommand {
+  static let usage = """
+    usage: readerctl update --catalog PATH|URL [--serial S] [--device-type T] [--installed-version V]
+                            [--location ID] [--date DATE] [--install] [--stall-timeout S] [--seed N]
+                            [--readers N] [--speed X] [--json]
+
+      Checks a simulated reader against an update manifest (a file, or an http: or https: URL) and
+      prints the update that applies to it: its version, components, estimate, whether it is required,
+      requiredAt, and its image's size and SHA-256 digest. With --install the reader connects with the
+      catalog and installs it: a required update while it connects, an optional one afterwards with
+      installAvailableUpdate(). The image is downloaded and checked against its size and digest before
+      the first byte goes to the reader; on a terminal a progress bar shows the install and the time
+      left. The reader is not saved for `readerctl reconnect`.
+      --catalog PATH|URL     the manifest: a file path, a file: URL, or an http: or https: URL
+      --serial S             the reader with serial number S (default: the first in the world)
+      --device-type T        the first reader of model T: chipper2X, stripeM2 or wisePad3; with
+                             --serial, that reader must be of model T
+      --installed-version V  the version the reader runs (default: its own, e.g. 2.01.00.16)
+      --location ID          the location the reader is at (default tml_readerctl); a release may be
+                             offered at some locations only
+      --date DATE            check as of DATE: 2026-06-01 (midnight UTC) or an ISO 8601 date-time with
+                             a time zone, 2026-06-01T09:30:00Z; not before 2026-01-01 (default: now)
+      --install              install the update that applies
+      --stall-timeout S      how long an HTTP catalog may stay silent, in seconds (default 15)
+      --seed N               seed of the simulated world (default 1)
+      --readers N            readers in the world (default 3, 1-64)
+      --speed X              simulated seconds per real second (default: 4 on a terminal, 0 = unpaced
+                             otherwise); installs run 8 times faster than that
+      --json                 one JSON object per event instead of the narration; the last line is the
+                             outcome, {"event": "result", "exitStatus": …, "error": …, "catalog": …,
+                             "date": …, "installedSoftware": …, "update": … | null, "required": …}, with
+                             the "reader" after an install
+
+    exit status: 0 checked (and installed), 64 usage, 65 malformed manifest, or an image whose size or
+    digest is wrong, 66 manifest or image file missing or unreadable, 69 no such reader in the world,
+    or a catalog server that cannot be reached, 75 a catalog server that stalls, or an install that
+    could not run now (battery low, reader out of range), 130 interrupted, 1 other failure
+
+    """
+
+  /// The location the reader is at unless `--location` says otherwise.
+  static let defaultLocation = "tml_readerctl"
+
+  static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
+    let options = try ArgumentList(
+      arguments, flags: ["install", "json"],
+      options: [
+        "catalog", "serial", "device-type", "installed-version", "location", "date", "stall-timeout", "seed",
+        "readers", "speed",
+      ])
+    _ = try options.positionals(named: [])
+    guard let catalogText = options.string("catalog") else { throw UsageError("--catalog is required") }
+    let stallTimeout = try options.number("stall-timeout", default: 15, in: 0.001...3600)
+    let source = try CatalogSource(catalogText, stallTimeout: Duration.seconds(exactly: stallTimeout)!)
+    let deviceType = try options.string("device-type").map { text throws(UsageError) -> DeviceType in
+      guard let type = DeviceType(rawValue: text) else {
+        let names = DeviceType.allCases.map(\.rawValue).joined(separator: ", ")
+        throw UsageError("--device-type must be one of \(names), not '\(text)'")
+      }
+      return type
+    }
+    let version = try options.string("installed-version").map { text throws(UsageError) -> SoftwareVersion in
+      do throws(ReaderError) {
+        return try SoftwareVersion(text)
+      } catch {
+        throw UsageError("--installed-version: \(error.message)")
+      }
+    }
+    let location = options.string("location") ?? defaultLocation
+    guard !location.allSatisfy(\.isWhitespace) else { throw UsageError("--location must not be empty") }
+    let date = try options.string("date").map(parseDate) ?? Date()
+    let json = options.has("json")
+    let session = SimulationSession(
+      seed: try options.integer("seed", default: 1, in: 0...UInt64.max),
+      readers: try options.integer("readers", default: 3, in: 1...64), console: console,
+      speed: try options.number("speed", default: console.isTerminal && !json ? 4 : 0, in: 0...1_000_000), json: json,
+      start: date)
+    Interrupt.install()
+    let check = UpdateCheck(
+      session: session, source: source, serial: options.string("serial"), deviceType: deviceType, version: version,
+      location: location)
+    return check.run(install: options.has("install"))
+  }
+
+  /// `2026-06-01` (midnight UTC) or an ISO 8601 date-time with a time zone, not before the simulation's
+  /// epoch (the simulated world cannot start earlier).
+  static func parseDate(_ text: String) throws(UsageError) -> Date {
+    let full = text.utf8.count == 10 ? text + "T00:00:00Z" : text
+    guard let date = try? Date.ISO8601FormatStyle().parse(full), namesARealDay(full) else {
+      throw UsageError(
+        "--date must be a date (2026-06-01) or an ISO 8601 date-time with a time zone (2026-06-01T09:30:00Z), "
+          + "not '\(text)'")
+    }
+    guard date >= Terminal.simulationEpoch else {
+      throw UsageError(
+        "--date must not be before \(Terminal.simulationEpoch.formatted(.iso8601)), where the simulation begins")
+    }
+    return date
+  }
+
+  /// Whether the `YYYY-MM-DD` that `text` starts with exists: the parser rolls 2026-02-30 over into March.
+  private static func namesARealDay(_ text: String) -> Bool {
+    let day = String(text.prefix(10))
+    guard let midnight = try? Date.ISO8601FormatStyle().parse(day + "T00:00:00Z") else { return false }
+    return midnight.formatted(.iso8601).hasPrefix(day)
+  }
+}
+
+/// Where `--catalog` points: a manifest file or an HTTP server.
+private struct CatalogSource {
+  /// The catalog over the manifest.
+  var catalog: any UpdateCatalog
+  /// The manifest's location, as shown and reported: a path, or a URL.
+  var location: String
+
+  init(_ text: String, stallTimeout: Duration) throws(UsageError) {
+    guard !text.isEmpty else { throw UsageError("--catalog needs a file path or a URL") }
+    guard let scheme = text.firstMatch(of: /^([A-Za-z][A-Za-z0-9+.\-]*):\/\//)?.1.lowercased() else {
+      let catalog = ManifestUpdateCatalog(path: text)
+      (self.catalog, location) = (catalog, catalog.manifestURL.path)
+      return
+    }
+    guard let url = URL(string: text), scheme == "file" || url.host.map({ !$0.isEmpty }) == true else {
+      throw UsageError("--catalog: '\(text)' is not a valid URL")
+    }
+    switch scheme {
+    case "http", "https": catalog = HTTPUpdateCatalog(manifestURL: url, stallTimeout: stallTimeout)
+    case "file": catalog = ManifestUpdateCatalog(manifestURL: url)
+    default: throw UsageError("--catalog takes a file path or an http:, https: or file: URL, not a \(scheme): URL")
+    }
+    location = url.absoluteString
+  }
+}
+
+/// One run of `readerctl update`: the check, and the install if asked.
+private struct UpdateCheck {
+  let session: SimulationSession
+  let source: CatalogSource
+  let serial: String?
+  let deviceType: DeviceType?
+  let version: SoftwareVersion?
+  let location: String
+  private let interruptNoted = Outcome<Bool>()
+
+  private var console: Console { session.console }
+
+  func run(install: Bool) -> Int32 {
+    var fields: [(String, JSONValue)] = [
+      ("catalog", .string(source.location)), ("date", .string(session.date.formatted(.iso8601))),
+    ]
+    let reader: SimulatedReader
+    switch pickReader() {
+    case .success(let picked): reader = picked
+    case .failure(let error): return fail("the reader is not in the simulated world", error, fields)
+    }
+    if let version { session.world.setSoftwareVersion(reader.serialNumber, version.description) }
+    let installed = InstalledSoftware(
+      deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: location,
+      version: version ?? (try? SoftwareVersion(reader.softwareVersion)) ?? (try! SoftwareVersion("0")))
+    fields.append(("installedSoftware", installed.json))
+
+    let availability: UpdateAvailability
+    do throws(ReaderError) {
+      availability = try source.catalog.availableUpdate(for: installed, at: session.date)
+    } catch {
+      return fail("the catalog could not be read", error, fields)
+    }
+    let decision = UpdatePolicy().decide(availability, at: session.date)
+    let required: Bool? =
+      switch decision {
+      case .upToDate: nil
+      case .optional: false
+      case .required: true
+      }
+    fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+    report(reader, installed, availability, required: required == true, install: install)
+    guard install, let update = availability.update else { return session.finish(.success(fields)) }
+    return self.install(update, on: reader, fields)
+  }
+
+  /// The reader `--serial` and `--device-type` pick, or the first in the world.
+  private func pickReader() -> Result<SimulatedReader, ReaderError> {
+    let readers = session.world.readers
+    if let found = readers.first(where: {
+      (serial == nil || $0.serialNumber == serial) && (deviceType == nil || $0.deviceType == deviceType)
+    }) {
+      return .success(found)
+    }
+    let wanted = [serial, deviceType.map { "a \($0.rawValue)" }].compactMap { $0 }.joined(separator: ", ")
+    let world = readers.map { "\($0.serialNumber) (\($0.deviceType.rawValue))" }.joined(separator: ", ")
+    var context = ["seed": "\(session.seed)"]
+    if let serial { context["serialNumber"] = serial }
+    if let deviceType { context["deviceType"] = deviceType.rawValue }
+    return .failure(
+      ReaderError(
+        .readerNotFound,
+        "no reader \(wanted) in the simulated world of seed \(session.seed), which has \(world); "
+          + "try another --seed or more --readers", context: context))
+  }
+
+  /// Prints what the check found (nothing with `--json`: the outcome line carries it).
+  private func report(
+    _ reader: SimulatedReader, _ installed: InstalledSoftware, _ availability: UpdateAvailability, required: Bool,
+    install: Bool
+  ) {
+    guard !session.json else { return }
+    console.line(
+      "\(reader.serialNumber) (\(reader.deviceType.displayName)) runs \(installed.version) at location "
+        + "\(installed.locationId); catalog \(source.location), as of \(session.date.formatted(.iso8601)).")
+    guard let update = availability.update else {
+      let expired =
+        availability.installedVersionSupersededAt == nil ? "" : " (newer ones were, but they have expired)"
+      console.line(
+        "No update applies: no release newer than \(installed.version) for \(installed.deviceType) at "
+          + "\(installed.locationId) is published\(expired).")
+      return
+    }
+    let when = update.requiredAt.formatted(.iso8601)
+    console.line(
+      required
+        ? "Update \(update.deviceSoftwareVersion) applies and is required: it installs while the reader connects."
+        : "Update \(update.deviceSoftwareVersion) applies and is optional until \(when): an app installs it with "
+          + "installAvailableUpdate().")
+    var rows = [
+      ("version", update.deviceSoftwareVersion), ("components", update.components.names.joined(separator: ", ")),
+      ("estimate", "\(update.durationEstimate) (\(update.durationEstimate.rawValue))"),
+      ("required", required ? "yes" : "no"), ("requiredAt", when),
+      ("expiresAt", update.expiresAt?.formatted(.iso8601) ?? "never"),
+    ]
+    if let image = update.image {
+      rows += [("image", image.url.absoluteString), ("size", "\(image.size) bytes"), ("sha256", image.sha256.hex)]
+    }
+    for (name, value) in rows {
+      console.line("  " + name + String(repeating: " ", count: 12 - name.count) + value)
+    }
+    if !install { console.line("Add --install to install it.") }
+  }
+
+  /// Connects the reader with the catalog and installs `update`; returns the exit status.
+  private func install(_ update: ReaderSoftwareUpdate, on simulated: SimulatedReader, _ fields: [(String, JSONValue)])
+    -> Int32
+  {
+    let serial = simulated.serialNumber
+    let say = session.say
+    if simulated.batteryLevel < SimulatedBluetoothCentral.minimumUpdateBattery, !simulated.isCharging {
+      say(
+        "\(serial)'s battery is at \(Int((simulated.batteryLevel * 100).rounded())) %: it goes on its charging "
+          + "dock first (a reader refuses to update below 50 % unless it is charging).")
+      session.world.setBattery(serial, level: simulated.batteryLevel, isCharging: true)
+    }
+    let terminal = session.makeTerminal(store: InMemoryReaderStore(), updateCatalog: source.catalog)
+    let delegate = InstallingDelegate(installs: InstallProgressView(session: session), say: say)
+
+    say("Looking for \(serial)…")
+    let listener = DiscoveryListener(session: session, quiet: true)
+    let scanEnded = Outcome<ReaderError?>()
+    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(30).build()
+    let discovery = terminal.discoverReaders(scan, delegate: listener) { scanEnded.set($0) }
+    session.run(
+      until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: .seconds(31))
+    guard let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
+      let stopped = Outcome<CancelResult>()
+      noteInterrupt()
+      discovery.cancel { stopped.set($0) }
+      session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
+      if Interrupt.requested { return fail("interrupted", .canceled("update"), fields) }
+      return fail(
+        "the reader could not be found",
+        ReaderError(
+          .readerNotFound, "\(serial) was not seen within 30 s of scanning",
+          context: ["serialNumber": serial, "timeout": "30"]), fields)
+    }
+
+    let configuration: BluetoothConnectionConfiguration
+    do throws(ReaderError) {
+      configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: location).build()
+    } catch {
+      return fail("the connection cannot be configured", error, fields)
+    }
+    say("Connecting \(serial) to location \(location) with the catalog…")
+    let connected = Outcome<Result<Reader, ReaderError>>()
+    let connecting = terminal.connectReader(reader, connectionConfig: configuration) { connected.set($0) }
+    session.run(until: { connected.isSet }, limit: .seconds(3600), pace: delegate.installs.pace)
+    if !connected.isSet {
+      noteInterrupt()
+      connecting.cancel { _ in }
+      session.run(until: { connected.isSet }, limit: .seconds(600), paced: false, interruptible: false)
+    }
+    let failure = "installing \(update.deviceSoftwareVersion) failed"
+    switch connected.value {
+    case .success?:
+      if let error = delegate.installError {
+        return fail(
+          "\(failure); the reader connected anyway under the 30-day grace rule, with the update still pending", error,
+          fields)
+      }
+    case .failure(let error)?:
+      return fail(delegate.installError == nil ? "connecting failed" : failure, error, fields)
+    case nil:
+      return fail("interrupted", .canceled("connectReader"), fields)
+    }
+
+    if terminal.connectedReader?.deviceSoftwareVersion != update.deviceSoftwareVersion {
+      say(
+        "Connected; \(update.deviceSoftwareVersion) is optional, so the app installs it with installAvailableUpdate().")
+      let done = Outcome<ReaderError?>()
+      let installing = terminal.installAvailableUpdate { done.set($0) }
+      session.run(until: { done.isSet }, limit: .seconds(3600), pace: delegate.installs.pace)
+      if !done.isSet {
+        noteInterrupt()
+        installing.cancel { _ in }
+        session.run(until: { done.isSet }, limit: .seconds(600), paced: false, interruptible: false)
+      }
+      switch done.value {
+      case .some(nil): break
+      case .some(let error?): return fail(failure, error, fields)
+      case nil: return fail("interrupted", .canceled("installAvailableUpdate"), fields)
+      }
+    }
+    guard let final = terminal.connectedReader, final.deviceSoftwareVersion == update.deviceSoftwareVersion else {
+      let running = terminal.connectedReader?.deviceSoftwareVersion ?? "?"
+      console.error(
+        "readerctl: \(update.deviceSoftwareVersion) was not installed: when the reader connected the catalog no "
+          + "longer offered it; the reader runs \(running)\n")
+      return session.finish(
+        .failure(
+          code: "updateNotInstalled",
+          message: "\(update.deviceSoftwareVersion) was not installed; the reader runs \(running)",
+          status: ExitStatus.failure))
+    }
+    say("\(serial) now runs \(update.deviceSoftwareVersion).")
+    return session.finish(.success(fields + [("reader", final.json)]))
+  }
+
+  /// After Ctrl-C, starts a fresh line below the terminal's `^C` echo, once: before anything that
+  /// winding the operation down prints.
+  private func noteInterrupt() {
+    guard Interrupt.requested, !interruptNoted.isSet else { return }
+    interruptNoted.set(true)
+    session.screen.lineAfterInterrupt()
+  }
+
+  /// Reports `error` on stderr after `what`, ends the command with it, and returns its status (130
+  /// after Ctrl-C, whatever the error).
+  private func fail(_ what: String, _ error: ReaderError, _ fields: [(String, JSONValue)]) -> Int32 {
+    noteInterrupt()
+    session.screen.detach()
+    console.error("readerctl: \(Interrupt.requested ? "interrupted: " : "")\(what): \(error.report)\n")
+    var outcome = CommandOutcome.failure(error, fields)
+    if Interrupt.requested { outcome.status = ExitStatus.interrupted }
+    return session.finish(outcome)
+  }
+}
+
+/// The connection's delegate: shows installs and remembers how the last one ended.
+private nonisolated final class InstallingDelegate: MobileReaderDelegate {
+  let installs: InstallProgressView
+  private let say: @Sendable (String) -> Void
+  private let failure = Mutex<ReaderError?>(nil)
+
+  init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
+    self.installs = installs
+    self.say = say
+  }
+
+  /// Why the last install failed, if it did.
+  var installError: ReaderError? { failure.withLock { $0 } }
+
+  func reader(_ reader: Reader, didReportAvailableUpdate update: ReaderSoftwareUpdate) {
+    say("\(reader.serialNumber) reports the optional update \(update.deviceSoftwareVersion).")
+  }
+
+  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
+    installs.started(update)
+  }
+
+  func reader(_ reader: Reader, didReportReaderSoftwareUpdateProgress progress: Float) {
+    installs.progressed(Double(progress))
+  }
+
+  func reader(_ reader: Reader, didFinishInstallingUpdate update: ReaderSoftwareUpdate?, error: (any Error)?) {
+    let error = error as? ReaderError
+    failure.withLock { $0 = error }
+    installs.finished(update, error: error)
+  }
+}
