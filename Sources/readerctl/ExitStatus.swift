@@ -1,3 +1,4 @@
+import NFCKit
 import ReaderKit
 
 /// The exit statuses of `readerctl`, chosen in this one place (sysexits.h values where one fits).
@@ -13,7 +14,7 @@ enum ExitStatus {
   static let noInput: Int32 = 66
   /// What was asked for is not there: no reader found, Bluetooth off, unsupported model.
   static let unavailable: Int32 = 69
-  /// A file could not be read or written.
+  /// A file could not be read or written, or a tag could not be written (read-only, too small).
   static let ioError: Int32 = 74
   /// Something did not happen in time; trying again may work.
   static let temporaryFailure: Int32 = 75
@@ -29,6 +30,23 @@ enum ExitStatus {
     case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
     case .bluetoothScanTimedOut, .bluetoothConnectTimedOut: temporaryFailure
     case .canceled: interrupted
+    default: failure
+    }
+  }
+
+  /// The status for an NFC reader session error that ended a command (`nfc scan`, `nfc write`).
+  static func status(for error: NFCReaderError) -> Int32 {
+    switch error.code {
+    case .readerSessionInvalidationErrorFirstNDEFTagRead: success
+    case .readerSessionInvalidationErrorUserCanceled: interrupted
+    case .readerErrorUnsupportedFeature, .readerErrorRadioDisabled: unavailable
+    case .readerTransceiveErrorTagResponseError, .ndefReaderSessionErrorZeroLengthMessage: dataError
+    case .ndefReaderSessionErrorTagNotWritable, .ndefReaderSessionErrorTagSizeTooSmall,
+      .ndefReaderSessionErrorTagUpdateFailure:
+      ioError
+    case .readerSessionInvalidationErrorSessionTimeout, .readerSessionInvalidationErrorSystemIsBusy,
+      .readerTransceiveErrorTagConnectionLost:
+      temporaryFailure
     default: failure
     }
   }
