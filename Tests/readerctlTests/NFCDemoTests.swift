@@ -1,4 +1,5 @@
 import Foundation
+import NFCKit
 import Testing
 
 /// `readerctl demo nfc` and the NFC story of plain `readerctl demo`, end to end through the built executable.
@@ -163,5 +164,33 @@ struct NFCDemoTests {
     }
     let help = try ReaderctlProcess.run(["demo", "nfc", "--help"])
     #expect(help.status == 0 && help.stdout.contains("`readerctl demo nfc` runs the NFC story alone"))
+  }
+}
+
+/// The NFC commands on a (pseudo-)terminal: paced, plain lines, Ctrl-C.
+@Suite(.enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
+struct NFCTerminalTests {
+  @Test func theNFCDemoOnADumbTerminalWritesNoCursorCodesAndSaysHowLongItTook() throws {
+    let run = try PseudoTerminal.run(
+      ["demo", "nfc", "--speed", "200"], size: PseudoTerminal.Size(rows: 24, columns: 100),
+      environment: ["TERM": "dumb"], timeout: 60)
+    #expect(run.status == 0)
+    #expect(!run.output.contains(0x1B), "\(run.text.debugDescription)")
+    let screen = try run.screen()
+    #expect(screen.history.contains { $0.contains("Session 10 ended") })
+    #expect(screen.history.contains { $0.contains("of simulated time took") && $0.contains("s of wall time") })
+  }
+
+  @Test func ctrlCStopsAContinuousScanAndExits130() throws {
+    let tags = try NFCCommandTests.Tags()
+    let files = try (1...20).map { try tags.file("t\($0).ndef", NDEFMessage(try .text("tag \($0)"))) }
+    let run = try PseudoTerminal.run(
+      ["nfc", "scan", "--continuous", "--speed", "1", "--tags"] + files,
+      size: PseudoTerminal.Size(rows: 24, columns: 200), steps: [.wait("Session 1 read "), .send("\u{3}")])
+    #expect(run.status == 130)
+    let screen = try run.screen()
+    #expect(screen.history.contains { $0.contains("ended: readerSessionInvalidationErrorUserCanceled (200)") })
+    #expect(screen.history.contains { $0.hasPrefix("readerctl: interrupted: ") }, "\(screen.history)")
+    #expect(!screen.history.contains { $0.contains("t20.ndef") }, "it stopped before the last tag")
   }
 }
