@@ -9,8 +9,8 @@ enum NFCCommand {
            readerctl nfc write (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)... [--capacity N]
                                [--read-only] [--seed N] [--speed X] [--json]
 
-      Reader sessions on a simulated NFC device with Core NFC's rules: one session at a time, each ended
-      by the system's time limit (\(timeLimit) simulated seconds, counted from begin()) unless something
+      Reader sessions on a simulated NFC device with Core NFC's rules: one session at a time, each
+      ending at the system's time limit (\(timeLimit) simulated seconds from begin()) unless something
       ends it first.
 
       scan   begins a session, brings the tags to the device one after another (each held long enough to
@@ -27,7 +27,7 @@ enum NFCCommand {
       write  builds a message exactly as `readerctl ndef encode` does (one record per --text, --uri or
              --mime, in order), writes it to a blank simulated tag through a read-write session
              (connect, queryNDEFStatus, writeNDEF), reads it back (readNDEF) and prints it decoded.
-        --capacity N    the tag's capacity in bytes (default 496, an NTAG215's; 0-65536)
+        --capacity N    the tag's capacity in bytes (default \(SimulatedNFCTag.defaultCapacity), an NTAG215's; 0-65536)
         --read-only     the tag cannot be written
       --seed N   seed of the simulated device (default 1); the same seed prints the same run
       --speed X  simulated seconds per real second while tags are near (default: 4 on a terminal, 0 = as

@@ -195,7 +195,7 @@ enum NFCScanCommand {
 
     /// Runs the world until `ended` holds: paced while tags come and go, unpaced while it waits for the
     /// time limit. After Ctrl-C, `stop` ends the reading and the world runs until it has ended.
-    private func awaitEnd(_ ended: @escaping () -> Bool, stop: () -> Void) -> Bool {
+    private func awaitEnd(_ ended: () -> Bool, stop: () -> Void) -> Bool {
       let limit = (nfc.sessionTimeout ?? .seconds(3600)) * 2
       if nfc.run(until: ended, limit: max(quietFrom - nfc.session.now, .zero))
         || nfc.run(until: ended, limit: limit, paced: false)

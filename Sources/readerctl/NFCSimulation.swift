@@ -62,7 +62,7 @@ final class NFCSimulation: Sendable {
   /// Runs the world until `condition` holds or `limit` has passed (see `SimulationSession.run`),
   /// narrating the sheet's changes as they happen; returns whether `condition` holds.
   @discardableResult
-  func run(until condition: @escaping () -> Bool, limit: Duration, paced: Bool = true, interruptible: Bool = true)
+  func run(until condition: () -> Bool, limit: Duration, paced: Bool = true, interruptible: Bool = true)
     -> Bool
   {
     let held = session.run(
