@@ -10,11 +10,6 @@ enum DemoCommand {
       A narrated run on the simulator: readers are switched on, a scan lists them, the merchant picks
       one and it connects to a location; it is carried out of range and won back, rebooted, rebooted
       again by its own 24-hour timer, found again after the app is relaunched, and disconnected.
-      Then NFC, on the same clock: a reader session reads a badge; a second session waits in line
-      until the first ends; another app holds the radio and the read loop retries once; a long round
-      of reads outlives two of the system's session time limits through the read loop; a damaged label
-      changes the sheet's message and ends its session with an error message; a user cancel ends
-      quietly. `readerctl demo nfc` runs the NFC story alone.
       --seed N     seed of the simulated world (default 1); the same seed gives the same run
       --readers N  readers in the world (default 4, 2-16)
       --speed X    simulated seconds per real second while something is on screen (default: 4 on a
@@ -23,6 +18,12 @@ enum DemoCommand {
                    {"event": "result", "exitStatus": …, "error": …}
 
     The same seed tells the same story at any speed: simulated times do not depend on pacing.
+
+    Then NFC, on the same clock: a reader session reads a badge; a second session waits in line until
+    the first ends; another app holds the radio and the read loop retries once; a long round of reads
+    outlives two of the system's session time limits through the read loop; a damaged label changes
+    the sheet's message and ends its session with an error message; a user cancel ends quietly.
+    `readerctl demo nfc` tells the NFC story alone.
 
     exit status: 0 every step worked, 1 a step failed, 64 usage, 130 interrupted
 

@@ -14,27 +14,15 @@ enum ExitStatus {
   static let noInput: Int32 = 66
   /// What was asked for is not there: no reader found, Bluetooth off, unsupported model.
   static let unavailable: Int32 = 69
-  /// A file could not be read or written, or a tag could not be written (read-only, too small).
+  /// A file could not be read or written.
   static let ioError: Int32 = 74
   /// Something did not happen in time; trying again may work.
   static let temporaryFailure: Int32 = 75
   /// Interrupted by the user (Ctrl-C) or cancelled.
   static let interrupted: Int32 = 130
 
-  /// The status for a failed ReaderKit operation.
-  static func status(for error: ReaderError) -> Int32 {
-    switch error.code {
-    case .invalidConfiguration: usage
-    case .storeCorrupt: dataError
-    case .storeUnavailable: ioError
-    case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
-    case .bluetoothScanTimedOut, .bluetoothConnectTimedOut: temporaryFailure
-    case .canceled: interrupted
-    default: failure
-    }
-  }
-
-  /// The status for an NFC reader session error that ended a command (`nfc scan`, `nfc write`).
+  /// The status for an NFC reader session error that ended a command (`nfc scan`, `nfc write`): a tag
+  /// that cannot be written (read-only, too small for the message) is an output that cannot be written.
   static func status(for error: NFCReaderError) -> Int32 {
     switch error.code {
     case .readerSessionInvalidationErrorFirstNDEFTagRead: success
@@ -47,6 +35,19 @@ enum ExitStatus {
     case .readerSessionInvalidationErrorSessionTimeout, .readerSessionInvalidationErrorSystemIsBusy,
       .readerTransceiveErrorTagConnectionLost:
       temporaryFailure
+    default: failure
+    }
+  }
+
+  /// The status for a failed ReaderKit operation.
+  static func status(for error: ReaderError) -> Int32 {
+    switch error.code {
+    case .invalidConfiguration: usage
+    case .storeCorrupt: dataError
+    case .storeUnavailable: ioError
+    case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
+    case .bluetoothScanTimedOut, .bluetoothConnectTimedOut: temporaryFailure
+    case .canceled: interrupted
     default: failure
     }
   }

@@ -6,10 +6,11 @@ extension NFCReaderEvent {
   /// `{"t": <simulated seconds>, "event": "<name>", "session": N, …}`: `position` (`didQueue`),
   /// `messages` (`didDetectNDEFs`, each as `readerctl ndef decode` prints it), `tags` (`didDetectTags`),
   /// `error` (`didFailToReadNDEF`, `didInvalidateWithError`). `tag`, when given, names the simulated tag
-  /// in the field (a message read, a read that failed, a tag detected).
-  func jsonLine(tag: String?) -> String {
+  /// in the field (a message read, a read that failed, a tag detected). `t` counts from `origin`.
+  func jsonLine(tag: String?, since origin: Duration = .zero) -> String {
     var fields: [(String, JSONValue)] = [
-      ("t", .number(time.inSeconds, decimals: 3)), ("event", .string(name)), ("session", .int(Int(clamping: session))),
+      ("t", .number((time - origin).inSeconds, decimals: 3)), ("event", .string(name)),
+      ("session", .int(Int(clamping: session))),
     ]
     let tagField: [(String, JSONValue)] = tag.map { [("tag", .string($0))] } ?? []
     switch kind {

@@ -44,6 +44,10 @@ final class NFCSimulation: Sendable {
     system.addEventObserver { [weak self] event in self?.show(event) }
   }
 
+  /// The clock's reading when the session's simulated time began: event and sheet times are clock
+  /// readings, stamps count from the session's start (`SimulationSession.now`).
+  private var origin: Duration { session.clock.elapsed - session.now }
+
   /// Every event so far, in order.
   var events: [NFCReaderEvent] { state.withLock { $0.events } }
 
@@ -101,12 +105,12 @@ final class NFCSimulation: Sendable {
     state.withLock { $0.events.append(event) }
     let tag = tagInField
     if session.json {
-      session.console.line(event.jsonLine(tag: tag))
+      session.console.line(event.jsonLine(tag: tag, since: origin))
       return
     }
     narrateSheet()
     if case .didFailToReadNDEF = event.kind, !voice.narratesReadFailures { return }
-    say(NFCNarration.sentence(for: event, tag: tag, messages: voice.messages), at: event.time)
+    say(NFCNarration.sentence(for: event, tag: tag, messages: voice.messages), at: event.time - origin)
   }
 
   /// Narrates the sheet's changes not yet told, at the times they happened.
@@ -117,7 +121,7 @@ final class NFCSimulation: Sendable {
       defer { state.sheetNarrated = log.count }
       return state.sheetNarrated
     }
-    for entry in log[min(start, log.count)...] { say(NFCNarration.sentence(for: entry), at: entry.time) }
+    for entry in log[min(start, log.count)...] { say(NFCNarration.sentence(for: entry), at: entry.time - origin) }
   }
 }
 

@@ -163,7 +163,7 @@ struct NFCDemoTests {
       #expect(result.stderr.contains("usage: readerctl demo [nfc]"), "\(arguments)")
     }
     let help = try ReaderctlProcess.run(["demo", "nfc", "--help"])
-    #expect(help.status == 0 && help.stdout.contains("`readerctl demo nfc` runs the NFC story alone"))
+    #expect(help.status == 0 && help.stdout.contains("`readerctl demo nfc` tells the NFC story alone"))
   }
 }
 
