@@ -6,7 +6,7 @@ import Synchronization
 /// `readerctl demo`: a narrated run of a reader's life on the built-in simulator.
 enum DemoCommand {
   static let usage = """
-    usage: readerctl demo [--seed N] [--readers N] [--speed X] [--json]
+    usage: readerctl demo [nfc] [--seed N] [--readers N] [--speed X] [--json]
 
       A narrated run on the simulator: readers are switched on, a scan lists them, the merchant picks
       one and it connects to a location, installing a required software update first; it is carried
@@ -24,21 +24,30 @@ enum DemoCommand {
 
     The same seed tells the same story at any speed: simulated times do not depend on pacing.
 
+    Then NFC, on the same clock: a reader session reads a badge; a second session waits in line until
+    the first ends; another app holds the radio and the read loop retries once; a long round of reads
+    outlives two of the system's session time limits through the read loop; a damaged label changes
+    the sheet's message and ends its session with an error message; a user cancel ends quietly.
+    `readerctl demo nfc` tells the NFC story alone.
+
     exit status: 0 every step worked, 1 a step failed, 64 usage, 130 interrupted
 
     """
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
     let options = try ArgumentList(arguments, flags: ["json"], options: ["seed", "readers", "speed"])
-    _ = try options.positionals(named: [])
+    let nfcAlone = try NFCDemo.isAlone(options.positionals)
     let json = options.has("json")
+    let readers = try options.integer("readers", default: 4, in: 2...16)
     let session = SimulationSession(
-      seed: try options.integer("seed", default: 1, in: 0...UInt64.max),
-      readers: try options.integer("readers", default: 4, in: 2...16), console: console,
+      seed: try options.integer("seed", default: 1, in: 0...UInt64.max), readers: nfcAlone ? 0 : readers,
+      console: console,
       speed: try options.number("speed", default: console.isTerminal && !json ? 4 : 0, in: 0...1_000_000), json: json)
     Interrupt.install()
-    let demo = Demo(session: session, narrate: !json)
-    let outcome = demo.play()
+    var outcome = nfcAlone ? CommandOutcome.success() : Demo(session: session, narrate: !json).play()
+    if outcome.status == ExitStatus.success {
+      outcome = NFCDemo(session: session, narrate: !json, alone: nfcAlone).play()
+    }
     if !json && outcome.status == ExitStatus.success && console.isTerminal {
       console.line(
         "(\(SimulationSession.format(session.now)) of simulated time took "

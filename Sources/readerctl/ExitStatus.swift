@@ -1,3 +1,4 @@
+import NFCKit
 import ReaderKit
 
 /// The exit statuses of `readerctl`, chosen in this one place (sysexits.h values where one fits).
@@ -22,6 +23,24 @@ enum ExitStatus {
   static let temporaryFailure: Int32 = 75
   /// Interrupted by the user (Ctrl-C) or cancelled.
   static let interrupted: Int32 = 130
+
+  /// The status for an NFC reader session error that ended a command (`nfc scan`, `nfc write`): a tag
+  /// that cannot be written (read-only, too small for the message) is an output that cannot be written.
+  static func status(for error: NFCReaderError) -> Int32 {
+    switch error.code {
+    case .readerSessionInvalidationErrorFirstNDEFTagRead: success
+    case .readerSessionInvalidationErrorUserCanceled: interrupted
+    case .readerErrorUnsupportedFeature, .readerErrorRadioDisabled: unavailable
+    case .readerTransceiveErrorTagResponseError, .ndefReaderSessionErrorZeroLengthMessage: dataError
+    case .ndefReaderSessionErrorTagNotWritable, .ndefReaderSessionErrorTagSizeTooSmall,
+      .ndefReaderSessionErrorTagUpdateFailure:
+      ioError
+    case .readerSessionInvalidationErrorSessionTimeout, .readerSessionInvalidationErrorSystemIsBusy,
+      .readerTransceiveErrorTagConnectionLost:
+      temporaryFailure
+    default: failure
+    }
+  }
 
   /// The status for a failed ReaderKit operation.
   static func status(for error: ReaderError) -> Int32 {

@@ -68,7 +68,7 @@ let ndefUsage = """
   """
 
 /// Why the command stopped, and the exit status for it (the one place statuses are chosen).
-private enum NDEFCommandFailure: Error {
+enum NDEFCommandFailure: Error {
   /// Bad flags or arguments (64); the optional message comes before the usage text.
   case usage(String?)
   /// An argument value that cannot be used (64), reported without the usage text.
@@ -115,11 +115,19 @@ private enum NDEFCommandFailure: Error {
   }
 }
 
-/// The subcommands, as functions from arguments to output.
-private struct NDEFCommand {
+/// The subcommands, as functions from arguments to output; `nfc scan` and `nfc write` read tags and
+/// build messages with the same functions.
+struct NDEFCommand {
   enum Output {
     case text(String)
     case bytes([UInt8])
+  }
+
+  /// One record asked for by `--text TEXT [--lang CODE]`, `--uri URI` or `--mime TYPE FILE`.
+  enum RecordSpec {
+    case text(String, language: String)
+    case uri(String)
+    case mime(type: String, file: String)
   }
 
   /// The largest input read from stdin or a file.
@@ -163,9 +171,13 @@ private struct NDEFCommand {
     do {
       return try NDEFDecoder().decode(bytes)
     } catch {
-      throw .data(
-        "malformed NDEF at byte \(error.offset): expected \(error.expected) (\(error.code): \(error.message))")
+      throw .data(malformed(error))
     }
+  }
+
+  /// How `decode` reports a malformed message: `malformed NDEF at byte N: expected … (code: message)`.
+  static func malformed(_ error: NDEFError) -> String {
+    "malformed NDEF at byte \(error.offset): expected \(error.expected) (\(error.code): \(error.message))"
   }
 
   /// The report of an input, or of an output meant to be read back, over `inputLimit`.
@@ -199,44 +211,25 @@ private struct NDEFCommand {
 
   // MARK: encode
 
-  private enum RecordSpec {
-    case text(String, language: String)
-    case uri(String)
-    case mime(type: String, file: String)
-  }
-
   func encode(_ arguments: [String], stdoutIsTerminal: Bool) throws(NDEFCommandFailure) -> (Output, file: String?) {
     var hexOutput = false
     var outputFile: String?
     var specs: [RecordSpec] = []
     var index = 0
-    func value(_ count: Int = 1) throws(NDEFCommandFailure) -> [String] {
-      guard index + count < arguments.count else {
-        throw .usage("\(arguments[index]) needs \(count == 1 ? "a value" : "\(count) values")")
-      }
-      defer { index += count }
-      return Array(arguments[(index + 1)...(index + count)])
-    }
     while index < arguments.count {
+      if try Self.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
       let argument = arguments[index]
       switch argument {
       case "--help", "-h": return (.text(ndefUsage), nil)
       case "--hex": hexOutput = true
       case "--output":
-        let file = try value()[0]
+        guard index + 1 < arguments.count else { throw .usage("--output needs a value") }
+        index += 1
+        let file = arguments[index]
         guard !file.isEmpty else { throw .usage("--output needs a file name") }
         outputFile = file == "-" ? nil : file
       case "--":
         if index + 1 < arguments.count { throw .usage("unexpected argument '\(arguments[index + 1])' for encode") }
-      case "--text": specs.append(.text(try value()[0], language: "en"))
-      case "--lang":
-        let language = try value()[0]
-        guard case .text(let text, _) = specs.last else { throw .usage("--lang must follow a --text") }
-        specs[specs.count - 1] = .text(text, language: language)
-      case "--uri": specs.append(.uri(try value()[0]))
-      case "--mime":
-        let values = try value(2)
-        specs.append(.mime(type: values[0], file: values[1]))
       default: throw .usage("unknown argument '\(argument)' for encode")
       }
       index += 1
@@ -246,7 +239,51 @@ private struct NDEFCommand {
       throw .invalidArgument(
         "refusing to write binary NDEF to a terminal: add --hex, give --output FILE, or redirect standard output")
     }
+    let bytes = try message(specs)
+    try refuseWhatDecodeWould(bytes, hexOutput: hexOutput)
+    return (hexOutput ? .text(NDEFBytes(bytes).hex + "\n") : .bytes(bytes), outputFile)
+  }
 
+  /// Takes the record flag at `arguments[index]` (`--text`, `--lang`, `--uri`, `--mime`) and its values
+  /// into `specs`, and moves `index` past them; returns false, moving nothing, for any other argument.
+  /// A flag's value is taken as it is, even when it starts with `-`.
+  static func takeRecordFlag(_ arguments: [String], at index: inout Int, into specs: inout [RecordSpec])
+    throws(NDEFCommandFailure) -> Bool
+  {
+    let flag = arguments[index]
+    func values(_ count: Int) throws(NDEFCommandFailure) -> [String] {
+      guard index + count < arguments.count else {
+        throw .usage("\(flag) needs \(count == 1 ? "a value" : "\(count) values")")
+      }
+      return Array(arguments[(index + 1)...(index + count)])
+    }
+    let taken: Int
+    switch flag {
+    case "--text":
+      specs.append(.text(try values(1)[0], language: "en"))
+      taken = 1
+    case "--lang":
+      let language = try values(1)[0]
+      guard case .text(let text, _) = specs.last else { throw .usage("--lang must follow a --text") }
+      specs[specs.count - 1] = .text(text, language: language)
+      taken = 1
+    case "--uri":
+      specs.append(.uri(try values(1)[0]))
+      taken = 1
+    case "--mime":
+      let pair = try values(2)
+      specs.append(.mime(type: pair[0], file: pair[1]))
+      taken = 2
+    default:
+      return false
+    }
+    index += taken + 1
+    return true
+  }
+
+  /// The bytes of the message `specs` describe, one record per spec in order, as `encode` writes them;
+  /// `--mime` files are read here (each at most `inputLimit` bytes).
+  func message(_ specs: [RecordSpec]) throws(NDEFCommandFailure) -> [UInt8] {
     var records: [NDEFRecord] = []
     for spec in specs {
       var payload: [UInt8] = []
@@ -261,13 +298,16 @@ private struct NDEFCommand {
         throw .invalidArgument("\(error.message); expected \(error.expected)")
       }
     }
-    let bytes: [UInt8]
     do {
-      bytes = try NDEFMessage(records: records).encoded()
+      return try NDEFMessage(records: records).encoded()
     } catch {
       throw .invalidArgument(error.message)
     }
-    // What decode would refuse, refused here with its words, before anything is written.
+  }
+
+  /// Refuses, with decode's words, an encoded message that `decode` would refuse: over `inputLimit`
+  /// bytes (with `hexOutput`, hex text over it), or one the decoder rejects.
+  func refuseWhatDecodeWould(_ bytes: [UInt8], hexOutput: Bool) throws(NDEFCommandFailure) {
     if hexOutput {
       let size = bytes.count * 2 + 1
       if size > inputLimit { throw tooLarge("the hex text of the encoded message", size: size) }
@@ -275,7 +315,6 @@ private struct NDEFCommand {
       throw tooLarge("the encoded message", size: bytes.count)
     }
     _ = try Self.decodeMessage(bytes)
-    return (hexOutput ? .text(NDEFBytes(bytes).hex + "\n") : .bytes(bytes), outputFile)
   }
 
   /// Writes `bytes` to the file at `path`, replacing it.
@@ -299,7 +338,7 @@ private struct NDEFCommand {
   ///
   /// A regular file's size is checked before anything is read; other files (a pipe, a device) are read
   /// up to one byte past the limit, so an endless one cannot exhaust memory.
-  private func readFile(_ path: String) throws(NDEFCommandFailure) -> [UInt8] {
+  func readFile(_ path: String) throws(NDEFCommandFailure) -> [UInt8] {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
       throw .noInput("cannot read \(path): no such file")

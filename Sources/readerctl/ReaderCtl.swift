@@ -15,6 +15,7 @@ enum ReaderCtl {
       reconnect  reconnect to the saved reader, as an app does at launch
       update     check a simulated reader against an update manifest, and install what applies
       ndef       decode and encode NFC Forum NDEF messages
+      nfc        read and write NDEF tags through reader sessions on a simulated NFC device
       help       show this text, or `readerctl help <command>` for one command
 
     Run `readerctl <command> --help` for a command's options. `--` ends a command's options: what
@@ -49,6 +50,7 @@ enum ReaderCtl {
           rest, inputLimit: maximumInputSize, stdin: { console.readInput(limit: maximumInputSize) },
           stdout: console.write, stdoutBytes: { console.write(bytes: $0) }, stderr: console.error,
           stdoutIsTerminal: console.isTerminal)
+      case "nfc": return try NFCCommand.run(rest, console: console)
       case "help", "--help", "-h":
         guard let topic = rest.first else {
           console.write(usage)
@@ -78,6 +80,7 @@ enum ReaderCtl {
     case "reconnect": LinkCommands.reconnectUsage
     case "update": UpdateCommand.usage
     case "ndef": ndefUsage
+    case "nfc": NFCCommand.usage
     case "help": usage
     default: nil
     }

@@ -1,0 +1,191 @@
+import NFCKit
+import ReaderKit
+import ReaderSimulator
+import Synchronization
+
+/// `readerctl nfc write`: a message built as `readerctl ndef encode` builds it, written to a blank
+/// simulated tag through a read-write session and read back.
+///
+/// The app's side is what Core NFC's guidance describes: connect to the tag, ask its NDEF status, write,
+/// read back, and end the session — with `invalidate(errorMessage:)` when something failed, so the
+/// sheet says what. Whether the tag takes the message (its capacity, whether it is writable) is the
+/// tag's answer (`ndefReaderSessionErrorTagSizeTooSmall`, `ndefReaderSessionErrorTagNotWritable`), not
+/// something the command decides.
+enum NFCWriteCommand {
+  static let alertMessage = "Hold the tag near the reader to write it."
+
+  static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
+    // The record flags keep their order (and `--lang` belongs to the `--text` before it), so they are
+    // taken out first, exactly as `ndef encode` takes them; the rest are this command's options.
+    var specs: [NDEFCommand.RecordSpec] = []
+    var rest: [String] = []
+    var index = 0
+    while index < arguments.count {
+      if arguments[index] == "--" {
+        rest += arguments[index...]
+        break
+      }
+      do throws(NDEFCommandFailure) {
+        if try NDEFCommand.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
+      } catch {
+        guard case .usage(let message?) = error else { throw UsageError("bad record options") }
+        throw UsageError(message)
+      }
+      rest.append(arguments[index])
+      index += 1
+    }
+    let options = try ArgumentList(rest, flags: ["json", "read-only"], options: ["capacity", "seed", "speed"])
+    _ = try options.positionals(named: [])
+    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri or --mime") }
+    let capacity = try options.integer(
+      "capacity", default: SimulatedNFCTag.defaultCapacity, in: 0...NFCCommand.tagLimit)
+    let readOnly = options.has("read-only")
+    let session = try NFCCommand.session(options, console: console)
+    let nfc = NFCSimulation(session: session, voice: .init(messages: NFCNarration.describe))
+    Interrupt.install()
+
+    let message: NDEFMessage
+    do throws(NDEFCommandFailure) {
+      let builder = NDEFCommand(inputLimit: NFCCommand.tagLimit)
+      let bytes = try builder.message(specs)
+      try builder.refuseWhatDecodeWould(bytes, hexOutput: false)
+      message = try decoded(bytes)
+    } catch {
+      return try NFCCommand.fail(error, nfc)
+    }
+    if !session.json {
+      console.line(
+        "Writing a \(message.length)-byte NDEF message to a simulated tag (capacity \(capacity) bytes, "
+          + "\(readOnly ? "read-only" : "writable"); seed \(session.seed); \(DiscoverCommand.pacingNote(session))).")
+    }
+
+    var tag = SimulatedNFCTag.blank(name: readOnly ? "read-only-tag" : "blank-tag", capacity: capacity)
+    tag.isWritable = !readOnly
+    nfc.radio.add(tag)
+    let writer = TagWriter(message: message, nfc: nfc)
+    let readerSession = NFCNDEFReaderSession(delegate: writer, invalidateAfterFirstRead: false, system: nfc.system)
+    readerSession.alertMessage = alertMessage
+    readerSession.begin()
+    session.clock.schedule(after: .milliseconds(500)) { [radio = nfc.radio, name = tag.name] in radio.present(name) }
+
+    let limit = (nfc.sessionTimeout ?? .seconds(3600)) + .seconds(1)
+    withExtendedLifetime(writer) {
+      if !nfc.run(until: { writer.ended.isSet }, limit: limit) {
+        readerSession.invalidate()
+        nfc.run(until: { writer.ended.isSet }, limit: .seconds(10), paced: false, interruptible: false)
+      }
+    }
+    return finish(writer, nfc)
+  }
+
+  /// The message in `bytes` (which `refuseWhatDecodeWould` has let through).
+  private static func decoded(_ bytes: [UInt8]) throws(NDEFCommandFailure) -> NDEFMessage {
+    do {
+      return try NDEFDecoder().decode(bytes)
+    } catch {
+      throw .data(NDEFCommand.malformed(error))
+    }
+  }
+
+  private static func finish(_ writer: TagWriter, _ nfc: NFCSimulation) -> Int32 {
+    let result = writer.result
+    var fields: [(String, JSONValue)] = []
+    if let status = result.status {
+      fields += [("status", .string(status.description)), ("capacity", .int(result.capacity))]
+    }
+    fields.append(("length", .int(writer.message.length)))
+    let raw = [("message", result.readBack.map { NDEFJSON.render($0) } ?? "null")]
+    if let failure = result.failure {
+      return NFCCommand.fail("writing the tag failed", failure, nfc, fields: fields, raw: raw)
+    }
+    guard let readBack = result.readBack else {
+      let error =
+        writer.ended.value.flatMap { $0.code == .readerSessionInvalidationErrorUserCanceled ? nil : $0 }
+        ?? NFCReaderError(.readerSessionInvalidationErrorUserCanceled, "interrupted", context: ["by": "app"])
+      return NFCCommand.fail(
+        Interrupt.requested ? "interrupted" : "no tag was written", error, nfc, fields: fields, raw: raw)
+    }
+    guard readBack == writer.message else {
+      nfc.session.console.error("readerctl: the tag reads back another message: \(NDEFJSON.render(readBack))\n")
+      var outcome = CommandOutcome.failure(
+        code: "readBackMismatch", message: "the tag reads back another message", status: ExitStatus.failure)
+      outcome.fields = fields
+      return nfc.finish(outcome, raw: raw)
+    }
+    if !nfc.session.json {
+      nfc.session.console.line(NDEFJSON.render(readBack))
+    }
+    return nfc.finish(.success(fields), raw: raw)
+  }
+
+  /// The app's side of the read-write session.
+  private final class TagWriter: NFCNDEFReaderSessionTagDelegate {
+    struct Result {
+      var status: NFCNDEFStatus?
+      var capacity = 0
+      var readBack: NDEFMessage?
+      var failure: NFCReaderError?
+    }
+
+    let message: NDEFMessage
+    let nfc: NFCSimulation
+    let ended = Outcome<NFCReaderError>()
+    private let state = Mutex(Result())
+
+    init(message: NDEFMessage, nfc: NFCSimulation) {
+      self.message = message
+      self.nfc = nfc
+    }
+
+    var result: Result { state.withLock { $0 } }
+
+    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
+      ended.set(
+        error as? NFCReaderError
+          ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+    }
+
+    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
+      guard let tag = tags.first else { return }
+      session.connect(to: tag) { [self] error in
+        if let error { return fail(session, "connect", error) }
+        tag.queryNDEFStatus { [self] status, capacity, error in
+          if let error { return fail(session, "queryNDEFStatus", error) }
+          state.withLock {
+            $0.status = status; $0.capacity = capacity
+          }
+          nfc.say("Connected; queryNDEFStatus: \(status), capacity \(capacity) bytes.")
+          tag.writeNDEF(message) { [self] error in
+            if let error { return fail(session, "writeNDEF", error) }
+            nfc.say("writeNDEF: \(message.length) bytes written.")
+            tag.readNDEF { [self] readBack, error in
+              guard let readBack else {
+                return fail(
+                  session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
+              }
+              state.withLock { $0.readBack = readBack }
+              nfc.say("readNDEF: \(NFCNarration.summary(readBack)).")
+              session.alertMessage = "Tag written."
+              session.invalidate()
+            }
+          }
+        }
+      }
+    }
+
+    /// Ends the session showing why on the sheet, as Core NFC's samples do.
+    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: NFCReaderError) {
+      state.withLock { $0.failure = error }
+      nfc.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
+      session.invalidate(errorMessage: Self.sheetText(for: error))
+    }
+
+    private static func sheetText(for error: NFCReaderError) -> String {
+      switch error.code {
+      case .ndefReaderSessionErrorTagNotWritable: "This tag is read-only."
+      case .ndefReaderSessionErrorTagSizeTooSmall: "This tag is too small for the message."
+      default: "The tag could not be written."
+      }
+    }
+  }
+}
