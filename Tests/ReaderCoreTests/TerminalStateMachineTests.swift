@@ -463,7 +463,7 @@ extension Reader {
     let up = linked(&h)
     let installed = InstalledSoftware(
       deviceType: .stripeM2, serialNumber: serial, locationId: location, version: try SoftwareVersion("2.3.1"))
-    #expect(up.contains(.checkForUpdate(installed, at: epoch)))
+    #expect(up.contains(.checkForUpdate(request: 1, installed, at: epoch)))
     #expect(!reports(up).contains { if case .didConnect = $0 { true } else { false } })
     #expect(h.machine.status == .connecting)
   }
@@ -471,12 +471,12 @@ extension Reader {
   @Test func aRequiredUpdateIsFetchedVerifiedAndInstalledThenTheReaderConnects() {
     var h = harness()
     _ = linked(&h)
-    let checked = h.feed(.updateChecked(.success(availability(required: true))))
+    let checked = h.feed(.updateChecked(request: 1, .success(availability(required: true))))
     #expect(checked.contains(.openInstallHandle(1)))
-    #expect(checked.contains(.fetchImage(image)))
+    #expect(checked.contains(.fetchImage(request: 2, image)))
     #expect(!checked.contains { if case .installUpdate = $0 { true } else { false } }, "not before it is verified")
     let bytes = Data([1, 2, 3])
-    let fetched = h.feed(.imageFetched(.success(bytes)))
+    let fetched = h.feed(.imageFetched(request: 2, .success(bytes)))
     let update = availability(required: true).update!
     #expect(fetched.contains(.installUpdate(serialNumber: serial, update: update, image: bytes, fault: nil)))
     let done = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: nil)))
@@ -489,8 +489,8 @@ extension Reader {
   @Test func aReaderLostMidInstallFailsTheConnectWithTheInterruption() {
     var h = harness()
     _ = linked(&h)
-    h.feed(.updateChecked(.success(availability(required: true))))
-    h.feed(.imageFetched(.success(Data([1, 2, 3]))))
+    h.feed(.updateChecked(request: 1, .success(availability(required: true))))
+    h.feed(.imageFetched(request: 2, .success(Data([1, 2, 3]))))
     let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
     let kinds = reports(lost)
     let finish = kinds.firstIndex {
@@ -515,7 +515,7 @@ extension Reader {
   @Test func anOptionalUpdateIsReportedRightAfterDidConnect() {
     var h = harness()
     _ = linked(&h)
-    let checked = reports(h.feed(.updateChecked(.success(availability(required: false)))))
+    let checked = reports(h.feed(.updateChecked(request: 1, .success(availability(required: false)))))
     let connected = checked.firstIndex { if case .didConnect = $0 { true } else { false } } ?? -1
     let available = checked.firstIndex { if case .didReportAvailableUpdate = $0 { true } else { false } } ?? -1
     #expect(connected >= 0 && connected < available)
@@ -524,22 +524,136 @@ extension Reader {
   @Test func aCatalogFailureIsNeverReadAsNoUpdate() {
     var h = harness()
     _ = linked(&h)
-    let failed = h.feed(.updateChecked(.failure(ReaderError(.updateCatalogTimedOut, "stalled"))))
+    let failed = h.feed(.updateChecked(request: 1, .failure(ReaderError(.updateCatalogTimedOut, "stalled"))))
     #expect(errorCode(completions(failed)[1]) == .readerSoftwareUpdateFailedServerError)
-    #expect(failed.contains(.closeLink(serialNumber: serial)))
+    #expect(failed.contains(.abandonLink(serialNumber: serial)), "let go of at once: no late link-down can hit a retry")
   }
 
   @Test func theCatalogIsAskedAgainOnlyWhileTheReaderIsConnectedAndIdle() {
     var h = harness()
     _ = linked(&h)
-    let connected = h.feed(.updateChecked(.success(.upToDate)))
+    let connected = h.feed(.updateChecked(request: 1, .success(.upToDate)))
     #expect(connected.contains(.arm(.updateCheck, after: .seconds(3600))))
     h.feed(.readerSaved(serialNumber: serial, error: nil))
     h.now = .seconds(3600)
     let check = h.feed(.timerFired(.updateCheck))
     #expect(check.contains { if case .checkForUpdate = $0 { true } else { false } })
-    let offered = h.feed(.updateChecked(.success(availability(required: true))))
+    let offered = h.feed(.updateChecked(request: 2, .success(availability(required: true))))
     #expect(reports(offered).contains { if case .didReportAvailableUpdate = $0 { true } else { false } })
     #expect(!offered.contains { if case .fetchImage = $0 { true } else { false } }, "nothing installs while connected")
+  }
+
+  @Test func aLateCatalogAnswerIsNotTakenForANewerRequests() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(.upToDate)))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.now = .seconds(3600)
+    h.feed(.timerFired(.updateCheck))  // Request 2 goes out.
+    h.feed(.submit(2, .disconnect))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .disconnectRequested)))
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(3, .connect(heardReader, settings)))
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))  // Request 3 goes out.
+    let late = h.feed(.updateChecked(request: 2, .success(availability(required: true))))
+    #expect(late == [], "the answer to the old reader's check is dropped")
+    let current = h.feed(.updateChecked(request: 3, .success(.upToDate)))
+    #expect(reports(current).contains { if case .didConnect = $0 { true } else { false } })
+  }
+
+  @Test func aLateImageOfACancelledInstallIsDropped() {
+    var h = harness()
+    _ = linked(&h)
+    let checked = h.feed(.updateChecked(request: 1, .success(availability(required: true))))
+    #expect(checked.contains(.fetchImage(request: 2, image)))
+    h.feed(.cancelInstall(handle: 1))
+    #expect(h.feed(.imageFetched(request: 2, .failure(ReaderError(.updateCatalogUnavailable, "late")))) == [])
+  }
+
+  @Test func installAvailableUpdateDuringAnIdleCheckInstalls() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(availability(required: false))))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.now = .seconds(3600)
+    h.feed(.timerFired(.updateCheck))
+    let install = h.feed(.submit(2, .installUpdate))
+    #expect(errorCode(completions(install)[2]) == nil, "never notConnected while connected")
+    #expect(install.contains(.fetchImage(request: 3, image)))
+    #expect(h.feed(.updateChecked(request: 2, .success(.upToDate))) == [], "the idle check's answer is dropped")
+  }
+
+  @Test func anInterruptionTheReaderReportsWithItsLinkUpEndsTheConnect() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(availability(required: true))))
+    h.feed(.imageFetched(request: 2, .success(Data([1, 2, 3]))))
+    let interrupted = ReaderError(.readerSoftwareUpdateFailedInterrupted, "the reader gave up")
+    let finished = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: interrupted)))
+    #expect(errorCode(completions(finished)[1]) == .readerSoftwareUpdateFailedInterrupted)
+    #expect(finished.contains(.abandonLink(serialNumber: serial)))
+    #expect(h.machine.status == .notConnected)
+  }
+
+  @Test func anAppInstallReportsTheNewVersionAlreadyInPlace() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(availability(required: false))))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.feed(.submit(2, .installUpdate))
+    h.feed(.imageFetched(request: 2, .success(Data([1, 2, 3]))))
+    let done = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: nil)))
+    let status = done.firstIndex {
+      if case .status(_, let reader) = $0 { reader?.deviceSoftwareVersion == "2.4.0" } else { false }
+    }
+    let finish = done.firstIndex {
+      if case .report(.didFinishInstallingUpdate(let reader, _, nil), _) = $0 {
+        reader.deviceSoftwareVersion == "2.4.0"
+      } else {
+        false
+      }
+    }
+    #expect(status != nil && finish != nil && status! < finish!)
+  }
+
+  @Test func aLateSuccessAfterAnUnconfirmedCancelIsBelieved() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(availability(required: false))))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.feed(.submit(2, .installUpdate))
+    h.feed(.imageFetched(request: 2, .success(Data([1, 2, 3]))))
+    h.feed(.cancelInstall(handle: 1))
+    h.now = .seconds(20)
+    h.feed(.timerFired(.install(.cancelReply)))
+    let late = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: nil)))
+    #expect(
+      late.contains { if case .status(_, let reader) = $0 { reader?.deviceSoftwareVersion == "2.4.0" } else { false } })
+  }
+}
+
+@Suite struct TerminalStateMachineReconnectInstallTests {
+  @Test func aReconnectionWhoseReaderKeepsDroppingDuringItsInstallGivesUp() {
+    var h = Harness()
+    h.machine = TerminalStateMachine(seed: 1, updates: .init(hasCatalog: true))
+    h.feed(.bluetooth(.advertisement(advertisement())))
+    h.feed(.submit(1, .connect(heardReader, settings)))
+    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
+    h.feed(.updateChecked(request: 1, .success(.upToDate)))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    h.feed(.submit(2, .disconnect))
+    var ended: [Action] = []
+    for round in 0..<10 where ended.isEmpty {
+      h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))  // Back: checked again.
+      let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+      if lost.contains(where: { if case .report(.readerDidFailReconnect, _) = $0 { true } else { false } }) {
+        ended = lost
+        #expect(round == ConnectionStateMachine.maximumPreparationLosses, "gave up after \(round) restarts")
+      }
+    }
+    #expect(!ended.isEmpty, "the reconnection never ends")
+    #expect(errorCode(completions(ended)[2]) == .notConnected, "the queued disconnect runs once it ends")
+    #expect(h.machine.status == .notConnected)
   }
 }

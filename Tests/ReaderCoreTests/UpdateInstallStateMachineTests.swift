@@ -42,6 +42,7 @@ private func progress(_ actions: [Action]) -> [Double] {
     #expect(
       machine.start(at: .zero, date: now) == [
         .started(full, cancelable: true), .progress(0), .install(full, image: nil, fault: .fail(atProgress: 0.5)),
+        .arm(.stall, after: UpdateInstallStateMachine.stallTimeout),
       ])
     #expect(machine.start(at: .zero, date: now) == [], "started once")
   }
@@ -54,7 +55,9 @@ private func progress(_ actions: [Action]) -> [Double] {
     #expect(machine.readerProgress(0.5, now: .zero) == [], "nothing is installing yet")
     let bytes = Data([1, 2, 3, 4])
     #expect(
-      machine.imageFetched(.success(bytes), now: .zero) == [.install(withImage, image: bytes, fault: nil)])
+      machine.imageFetched(.success(bytes), now: .zero) == [
+        .install(withImage, image: bytes, fault: nil), .arm(.stall, after: UpdateInstallStateMachine.stallTimeout),
+      ])
   }
 
   @Test func anImageThatCannotBeObtainedFailsAsAServerErrorNamingTheCause() {
@@ -116,7 +119,7 @@ private func progress(_ actions: [Action]) -> [Double] {
     }
     #expect(reported.count >= 35, "and reports keep coming: \(reported.count)")
     let done = machine.readerFinished(nil)
-    #expect(done == [.progress(1), .disarm(.progress), .disarm(.cancelReply), .finished(full, nil)])
+    #expect(done == [.progress(1), .disarm(.progress), .disarm(.cancelReply), .disarm(.stall), .finished(full, nil)])
   }
 
   @Test func nothingNewMeansNoReportAndNoTimer() {
@@ -182,6 +185,25 @@ private func progress(_ actions: [Action]) -> [Double] {
     var machine = installing()
     _ = machine.cancel()
     #expect(finished(machine.timerFired(.cancelReply, now: .seconds(10))).first??.code == .canceled)
+  }
+
+  @Test func aReaderSilentForTheStallTimeoutInterruptsTheInstall() {
+    var machine = installing()
+    let stall = UpdateInstallStateMachine.stallTimeout
+    _ = machine.readerProgress(0.2, now: .seconds(30))
+    // Checked when the first minute is up: heard 30 s ago, so it waits for the rest.
+    #expect(machine.timerFired(.stall, now: stall) == [.arm(.stall, after: .seconds(30))])
+    let given = machine.timerFired(.stall, now: stall + .seconds(30))
+    #expect(finished(given).first??.code == .readerSoftwareUpdateFailedInterrupted)
+    #expect(machine.readerFinished(nil) == [], "a late answer is absorbed")
+  }
+
+  @Test func aCancelTheReaderNeverConfirmsSaysSo() {
+    var machine = installing()
+    _ = machine.cancel()
+    let error = finished(machine.timerFired(.cancelReply, now: .seconds(10))).first ?? nil
+    #expect(error?.code == .canceled)
+    #expect(error?.context["confirmed"] == "false")
   }
 
   @Test func cancellingWhileTheImageDownloadsSendsNothingToTheReader() {

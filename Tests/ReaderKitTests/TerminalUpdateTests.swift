@@ -254,6 +254,27 @@ private let next = "2.01.00.18"
     #expect(connecting.delegate.calls.last == .available(next))
   }
 
+  @Test func aConnectRetriedFromTheCompletionOfOneFailedByItsUpdateConnects() throws {
+    let h = UpdateHarness(withCatalog: false)
+    let found = DiscoveryRecorder(clock: h.clock)
+    h.terminal.discoverReaders(Harness.scan, delegate: found) { _ in }
+    h.clock.advance(by: .seconds(2))
+    let reader = try #require(found.updates.last?.first { $0.serialNumber == Fixture.m2 })
+    let lowBattery = try BluetoothConnectionConfigurationBuilder(delegate: h.delegate, locationId: Fixture.location)
+      .setTestReaderUpdate(.lowBattery()).build()
+    let plain = try BluetoothConnectionConfigurationBuilder(delegate: h.delegate, locationId: Fixture.location).build()
+    let first = Outcome<Result<Reader, ReaderError>>()
+    let retry = Outcome<Result<Reader, ReaderError>>()
+    let terminal = h.terminal
+    terminal.connectReader(reader, connectionConfig: lowBattery) { result in
+      first.record(result)
+      terminal.connectReader(reader, connectionConfig: plain, completion: retry.record)
+    }
+    h.clock.advance(by: .seconds(30))
+    #expect(first.value?.failure?.code == .readerSoftwareUpdateFailedBatteryLow)
+    #expect((try? retry.value?.get())?.serialNumber == Fixture.m2, "\(String(describing: retry.value))")
+  }
+
   @Test func aReaderErrorFailsTheConnectAndTheReaderKeepsItsVersion() {
     let h = UpdateHarness(withCatalog: false)
     #expect(h.connect(testUpdate: .failing(atProgress: 0.5))?.failure?.code == .readerSoftwareUpdateFailedReaderError)

@@ -103,6 +103,8 @@ package struct ConnectionStateMachine {
     package var reason: DisconnectReason
     package var attempt: Int
     package var phase: Phase
+    /// How many times the reader was lost again while it was being prepared (its update installing).
+    package var preparationLosses = 0
 
     package enum Phase: Equatable {
       /// A link is being opened.
@@ -316,21 +318,27 @@ package struct ConnectionStateMachine {
     }
   }
 
-  /// The reader cannot be used (a required update failed or was cancelled): the link is closed and
+  /// The reader cannot be used (a required update failed or was cancelled): the link is let go of
+  /// at once (no late link-down can reach a connect the app starts from the failure's completion) and
   /// the connect, or the reconnection, fails with `error`.
   package mutating func preparationFailed(_ error: ReaderError) -> [Action] {
     guard case .preparing(let reader, let preparation) = state else { return [] }
     state = .idle
     switch preparation {
     case .connect:
-      return [.closeLink(serialNumber: reader.serialNumber), .connectFailed(error)]
+      return [.abandonLink(serialNumber: reader.serialNumber), .connectFailed(error)]
     case .reconnect(let reconnection):
       return [
-        .closeLink(serialNumber: reader.serialNumber), .reconnectFailed(reader, error),
+        .abandonLink(serialNumber: reader.serialNumber), .reconnectFailed(reader, error),
         .disconnected(reader, reason: reconnection.reason),
       ]
     }
   }
+
+  /// How many times a reconnection starts over after its reader was lost while being prepared
+  /// before it gives up: a reader that keeps dropping during its install must not hold the line
+  /// forever.
+  package static let maximumPreparationLosses = 2
 
   /// Changes the connected reader's details (its software version after an update, the update it
   /// has available); nothing when no reader is connected.
@@ -416,8 +424,18 @@ package struct ConnectionStateMachine {
             ?? ReaderError(.connectionFailed, "the link dropped while connecting", context: ["reason": reason.rawValue])
         )
       ]
-    case .preparing(let reader, .reconnect) where reader.serialNumber == serialNumber:
-      return lost(reader, reason: reason, isRadioOn: isRadioOn, restart: true)
+    case .preparing(let reader, .reconnect(let reconnection)) where reader.serialNumber == serialNumber:
+      let losses = reconnection.preparationLosses + 1
+      guard losses <= Self.maximumPreparationLosses else {
+        state = .idle
+        let error =
+          preparationError
+          ?? ReaderError(
+            .connectionFailed, "the reader was lost again while it was being prepared",
+            context: ["reason": reason.rawValue])
+        return [.reconnectFailed(reader, error), .disconnected(reader, reason: reconnection.reason)]
+      }
+      return lost(reader, reason: reason, isRadioOn: isRadioOn, restart: true, preparationLosses: losses)
     case .connected(let reader) where reader.serialNumber == serialNumber:
       return lost(reader, reason: reason, isRadioOn: isRadioOn)
     case .rebootRequested(let reader) where reader.serialNumber == serialNumber:
@@ -586,9 +604,9 @@ package struct ConnectionStateMachine {
   /// The link was lost for `reason`: reconnect, or disconnect for good. `restart` is a reconnection
   /// whose reader was lost again while it was prepared: it starts over without a second
   /// `reconnectStarted`, or fails (`reconnectFailed`, then `disconnected`) when it may not go on.
-  private mutating func lost(_ reader: Reader, reason: DisconnectReason, isRadioOn: Bool, restart: Bool = false)
-    -> [Action]
-  {
+  private mutating func lost(
+    _ reader: Reader, reason: DisconnectReason, isRadioOn: Bool, restart: Bool = false, preparationLosses: Int = 0
+  ) -> [Action] {
     guard settings.autoReconnect, Self.reconnects(after: reason) else {
       state = .idle
       let failed: [Action] =
@@ -600,11 +618,14 @@ package struct ConnectionStateMachine {
         : []
       return failed + [.disconnected(reader, reason: reason)]
     }
-    let reconnection = Reconnection(reader: reader, reason: reason, attempt: 0, phase: .attempting)
+    let reconnection = Reconnection(
+      reader: reader, reason: reason, attempt: 0, phase: .attempting, preparationLosses: preparationLosses)
     let start: [Action] =
       (restart ? [] : [.reconnectStarted(reader, reason: reason)]) + [.arm(.reconnectDeadline, after: policy.deadline)]
     if reason == .bluetoothDisabled && !isRadioOn {
-      state = .reconnecting(Reconnection(reader: reader, reason: reason, attempt: 0, phase: .waitingForRadio))
+      var waiting = reconnection
+      waiting.phase = .waitingForRadio
+      state = .reconnecting(waiting)
       return start
     }
     return start + attempt(reconnection)

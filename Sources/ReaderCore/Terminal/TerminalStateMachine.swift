@@ -103,10 +103,10 @@ package struct TerminalStateMachine {
     case savedReaderLoaded(Result<SavedReader?, ReaderError>)
     /// The store answered `saveReader`.
     case readerSaved(serialNumber: String, error: ReaderError?)
-    /// The catalog answered `checkForUpdate`.
-    case updateChecked(Result<UpdateAvailability, ReaderError>)
-    /// The catalog answered `fetchImage`: the verified image, or why there is none.
-    case imageFetched(Result<Data, ReaderError>)
+    /// The catalog answered `checkForUpdate` number `request`.
+    case updateChecked(request: UInt64, Result<UpdateAvailability, ReaderError>)
+    /// The catalog answered `fetchImage` number `request`: the verified image, or why there is none.
+    case imageFetched(request: UInt64, Result<Data, ReaderError>)
     /// The app cancelled the install that `handle` was given for.
     case cancelInstall(handle: UInt64)
   }
@@ -128,8 +128,10 @@ package struct TerminalStateMachine {
     case loadSavedReader
     case saveReader(SavedReader)
     // Software updates; answered by `updateChecked`, `imageFetched` and the reader's update events.
-    case checkForUpdate(InstalledSoftware, at: Date)
-    case fetchImage(FirmwareImage)
+    // A request carries a number its answer repeats: an answer to a request that no longer matters
+    // (the reader left, the install was cancelled) is dropped, never taken for a newer one's.
+    case checkForUpdate(request: UInt64, InstalledSoftware, at: Date)
+    case fetchImage(request: UInt64, FirmwareImage)
     case installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
     case cancelUpdate(serialNumber: String)
     /// An install that can be cancelled started: create the `Cancelable` handed to
@@ -181,6 +183,9 @@ package struct TerminalStateMachine {
   /// Software update work under way: a check, or an install.
   private var update: UpdateWork?
   private var installHandles: UInt64 = 0
+  private var updateRequests: UInt64 = 0
+  /// An install whose cancel the reader never confirmed: a late success from it is still believed.
+  private var unconfirmedInstall: (serialNumber: String, update: ReaderSoftwareUpdate)?
   /// Whether the radio is scanning on the terminal's behalf (a discovery, or a connect listening).
   private var scanning = false
   /// A connect is about to start: the status goes straight to `connecting`.
@@ -236,6 +241,10 @@ package struct TerminalStateMachine {
     var handle: UInt64?
     /// The connection the install belongs to was cancelled: the link goes, nothing else follows.
     var abandoned = false
+    /// The link went down: the link machine ends the connection, the install only reports it.
+    var linkGone = false
+    /// The catalog request whose answer the work waits for.
+    var request: UInt64?
   }
 
   // Per input: the time, the radio, the actions so far, and what moves the line at the end.
@@ -293,8 +302,13 @@ package struct TerminalStateMachine {
       let refusal = link.connectRefusal
       launchStep { $0.savedReaderLoaded(result, connectRefusal: refusal) }
     case .readerSaved(let serial, let error): readerSaved(serial, error)
-    case .updateChecked(let result): updateChecked(result)
-    case .imageFetched(let result):
+    case .updateChecked(let request, let result):
+      guard update?.request == request else { break }
+      update?.request = nil
+      updateChecked(result)
+    case .imageFetched(let request, let result):
+      guard update?.request == request else { break }
+      update?.request = nil
       let now = self.now
       installStep { $0.imageFetched(result, now: now) }
     case .cancelInstall(let handle):
@@ -607,7 +621,9 @@ package struct TerminalStateMachine {
       let now = self.now
       installStep { $0.readerProgress(progress, now: now) }
     case .updateFinished(let serial, let error):
-      guard update?.reader.serialNumber == serial else { return }
+      guard update?.reader.serialNumber == serial, update?.install != nil else {
+        return lateInstallFinished(serialNumber: serial, error: error)
+      }
       installStep { $0.readerFinished(error) }
     }
   }
@@ -791,8 +807,11 @@ package struct TerminalStateMachine {
   private mutating func askCatalog(about reader: Reader) {
     do {
       let version = try SoftwareVersion(reader.deviceSoftwareVersion ?? "")
+      updateRequests += 1
+      update?.request = updateRequests
       emit(
         .checkForUpdate(
+          request: updateRequests,
           InstalledSoftware(
             deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: reader.locationId ?? "",
             version: version), at: date))
@@ -869,6 +888,7 @@ package struct TerminalStateMachine {
   /// `installAvailableUpdate()`: installs the connected reader's available update, or reports at once
   /// that there is none (`didFinishInstallingUpdate(nil, nil)`).
   private mutating func installAvailableUpdate(_ id: JobID) {
+    if update?.purpose == .idleCheck { update = nil }  // The app's install goes first; its answer is dropped.
     guard let reader = link.connectedReader, link.status == .connected, update == nil else {
       return fail(id, notConnected())
     }
@@ -906,7 +926,10 @@ package struct TerminalStateMachine {
         report(.didStartInstallingUpdate(work.reader, update: started, cancelable: cancelable), to: .readerDelegate)
       case .progress(let progress):
         report(.didReportReaderSoftwareUpdateProgress(work.reader, progress: progress), to: .readerDelegate)
-      case .fetchImage(let image): emit(.fetchImage(image))
+      case .fetchImage(let image):
+        updateRequests += 1
+        update?.request = updateRequests
+        emit(.fetchImage(request: updateRequests, image))
       case .install(let pending, let image, let fault):
         emit(.installUpdate(serialNumber: serial, update: pending, image: image, fault: fault))
       case .cancelInstall: emit(.cancelUpdate(serialNumber: serial))
@@ -920,19 +943,34 @@ package struct TerminalStateMachine {
   private mutating func installFinished(_ installed: ReaderSoftwareUpdate, _ error: ReaderError?) {
     guard let work = update else { return }
     update = nil
-    report(.didFinishInstallingUpdate(work.reader, update: installed, error: error), to: .readerDelegate)
-    if let handle = work.handle { emit(.closeInstallHandle(handle, canceled: error?.code == .canceled)) }
     var reader = work.reader
     if error == nil {
       reader.deviceSoftwareVersion = installed.deviceSoftwareVersion
       reader.availableUpdate = nil
     }
+    if case .app = work.purpose, error == nil {
+      // What the callback reads (`connectedReader`) already runs the new version.
+      link.updateReader {
+        $0.deviceSoftwareVersion = installed.deviceSoftwareVersion
+        $0.availableUpdate = nil
+      }
+      syncStatus()
+      reader = link.connectedReader ?? reader
+    }
+    if error?.code == .canceled, error?.context["confirmed"] == "false" {
+      unconfirmedInstall = (reader.serialNumber, installed)
+    }
+    report(.didFinishInstallingUpdate(reader, update: installed, error: error), to: .readerDelegate)
+    if let handle = work.handle { emit(.closeInstallHandle(handle, canceled: error?.code == .canceled)) }
     switch work.purpose {
     case .preparing:
       guard !work.abandoned else { return }  // The link is being let go of.
       guard let error else { return runLink(link.prepared(reader)) }
       if error.code == .readerSoftwareUpdateFailedInterrupted {
-        return  // The link is gone: the link machine ends the connection with this error.
+        // Lost with the link: the link machine ends the connection with this error. Reported by a
+        // reader whose link is still up (or that went silent): the connection ends here.
+        if !work.linkGone { runLink(link.preparationFailed(error)) }
+        return
       }
       if error.code == .canceled {
         return runLink(
@@ -952,18 +990,24 @@ package struct TerminalStateMachine {
         report(.didReportAvailableUpdate(reader, update: installed), to: .readerDelegate)
       }
     case .app(let id):
-      if error == nil {
-        link.updateReader {
-          $0.deviceSoftwareVersion = installed.deviceSoftwareVersion
-          $0.availableUpdate = nil
-        }
-        syncStatus()
-      }
-      complete(id, error.map { .failure($0) } ?? .success(link.connectedReader ?? reader))
+      complete(id, error.map { .failure($0) } ?? .success(reader))
       finishCommand(id)
     case .idleCheck:
       preconditionFailure("an idle check installs nothing")
     }
+  }
+
+  /// A reader finished an install the terminal had given up on (its cancel was never confirmed):
+  /// the reader runs the new version, so the terminal says so.
+  private mutating func lateInstallFinished(serialNumber: String, error: ReaderError?) {
+    guard let unconfirmed = unconfirmedInstall, unconfirmed.serialNumber == serialNumber else { return }
+    unconfirmedInstall = nil
+    guard error == nil, link.connectedReader?.serialNumber == serialNumber else { return }
+    link.updateReader {
+      $0.deviceSoftwareVersion = unconfirmed.update.deviceSoftwareVersion
+      $0.availableUpdate = nil
+    }
+    syncStatus()
   }
 
   /// The link to `serialNumber` went down: update work for it ends (an install is interrupted).
@@ -975,6 +1019,7 @@ package struct TerminalStateMachine {
       return nil
     }
     var interruption: ReaderError?
+    update?.linkGone = true
     installStep { install in
       let steps = install.linkLost()
       for case .finished(_, let error) in steps { interruption = error }
@@ -994,7 +1039,8 @@ package struct TerminalStateMachine {
   }
 
   private mutating func armUpdateCheck() {
-    guard updates.hasCatalog else { return }
+    // A connection with a test update sees that update, not the catalog's.
+    guard updates.hasCatalog, linkSettings?.testUpdate == nil else { return }
     emit(.arm(.updateCheck, after: updates.checkInterval))
   }
 

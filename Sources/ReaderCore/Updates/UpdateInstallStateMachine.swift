@@ -18,6 +18,8 @@ package struct UpdateInstallStateMachine {
     case progress
     /// How long the reader has to confirm a cancel.
     case cancelReply
+    /// How long a reader may go without reporting anything while it installs.
+    case stall
   }
 
   package enum Action: Equatable, Sendable {
@@ -48,6 +50,8 @@ package struct UpdateInstallStateMachine {
     var reportedAt: Duration
     /// Whether a report is due at the end of the interval.
     var due = false
+    /// When the reader last reported anything.
+    var heardAt: Duration
   }
 
   /// Where the install stands.
@@ -70,6 +74,9 @@ package struct UpdateInstallStateMachine {
   package static let progressBeforeConfirmation = 0.99
   /// How long the reader has to confirm a cancel before the install is given up.
   package static let cancelReplyTimeout = Duration.seconds(10)
+  /// How long a reader installing an update may stay silent before the install counts as
+  /// interrupted (a reader that hangs must not hold a connect, and every command behind it, forever).
+  package static let stallTimeout = Duration.seconds(60)
 
   package let update: ReaderSoftwareUpdate
   private let fault: UpdateFault?
@@ -128,11 +135,13 @@ package struct UpdateInstallStateMachine {
     switch state {
     case .installing(var current):
       current.latest = max(current.latest, value)
+      current.heardAt = now
       let actions = reportOrSchedule(&current, now: now)
       state = .installing(current)
       return actions
     case .canceling(var current):
       current.latest = max(current.latest, value)
+      current.heardAt = now
       state = .canceling(current)
       return []  // No progress is reported while the reader stops.
     case .idle, .fetching, .finished:
@@ -170,13 +179,16 @@ package struct UpdateInstallStateMachine {
     switch state {
     case .fetching, .installing, .canceling:
       return finish(
-        ReaderError(
-          .readerSoftwareUpdateFailedInterrupted,
-          "the reader was lost while installing the update (out of range, switched off or out of battery); it keeps its previous version",
-          context: ["version": update.deviceSoftwareVersion]))
+        interruption(
+          "the reader was lost while installing the update (out of range, switched off or out of battery); it keeps its previous version"
+        ))
     case .idle, .finished:
       return []
     }
+  }
+
+  private func interruption(_ message: String) -> ReaderError {
+    ReaderError(.readerSoftwareUpdateFailedInterrupted, message, context: ["version": update.deviceSoftwareVersion])
   }
 
   /// The install is given up at once, because the connection it belongs to was cancelled (the link
@@ -212,19 +224,28 @@ package struct UpdateInstallStateMachine {
     case (.progress, .canceling):
       return []  // No progress is reported while the reader stops.
     case (.cancelReply, .canceling):
-      return finish(ReaderError.canceled("installUpdate"))
+      var unconfirmed = ReaderError.canceled("installUpdate")
+      unconfirmed.context["confirmed"] = "false"
+      return finish(unconfirmed)
+    case (.stall, .installing(let current)), (.stall, .canceling(let current)):
+      let silent = now - current.heardAt
+      guard silent >= Self.stallTimeout else { return [.arm(.stall, after: Self.stallTimeout - silent)] }
+      return finish(
+        interruption(
+          "the reader stopped reporting while installing the update (\(Self.stallTimeout.formattedSeconds) without a word)"
+        ))
     case (_, .idle), (_, .fetching), (_, .installing), (_, .canceling), (_, .finished):
       return []  // A timer that outlived the state that armed it.
     }
   }
 
   private mutating func beginInstall(image: Data?, now: Duration) -> [Action] {
-    state = .installing(Progress(reportedAt: now))
-    return [.install(update, image: image, fault: fault)]
+    state = .installing(Progress(reportedAt: now, heardAt: now))
+    return [.install(update, image: image, fault: fault), .arm(.stall, after: Self.stallTimeout)]
   }
 
   private mutating func finish(_ error: ReaderError?) -> [Action] {
     state = .finished
-    return [.disarm(.progress), .disarm(.cancelReply), .finished(update, error)]
+    return [.disarm(.progress), .disarm(.cancelReply), .disarm(.stall), .finished(update, error)]
   }
 }

@@ -128,14 +128,14 @@ final class TerminalEngine: @unchecked Sendable {
           return nil
         } catch { return error }
       }) { [self] error in feed(.readerSaved(serialNumber: saved.serialNumber, error: error)) }
-    case .checkForUpdate(let installed, let date):
+    case .checkForUpdate(let request, let installed, let date):
       scheduler.performBlocking({ [catalog] in
         Result { () throws(ReaderError) in try Self.catalog(catalog).availableUpdate(for: installed, at: date) }
-      }) { [self] result in feed(.updateChecked(result)) }
-    case .fetchImage(let image):
+      }) { [self] result in feed(.updateChecked(request: request, result)) }
+    case .fetchImage(let request, let image):
       scheduler.performBlocking({ [catalog] in
         Result { () throws(ReaderError) in try Self.catalog(catalog).firmwareImage(for: image) }
-      }) { [self] result in feed(.imageFetched(result)) }
+      }) { [self] result in feed(.imageFetched(request: request, result)) }
     case .installUpdate(let serial, let update, let image, let fault):
       readerLink.installUpdate(serialNumber: serial, update: update, image: image, fault: fault)
     case .cancelUpdate(let serial):
