@@ -323,7 +323,8 @@ public final class Terminal: Sendable {
   /// Reconnects to the reader saved by the last successful connection, in one call: looks the
   /// serial number up in the store, discovers, connects to the reader with that serial number at
   /// the saved location. `timeout` bounds the search: a reader not found within it ends the launch
-  /// with `readerNotFound`; once found, the connect has its own 15-second timeout.
+  /// with `readerNotFound`; once found, the connect has its own 15-second timeout (plus the install of a
+  /// required update, which can take minutes).
   ///
   /// Events: `didStartLaunchReconnect` (or `didFindNoSavedReader`), `didFindSavedReader`, the usual
   /// connection events, then `didFinishLaunchReconnect`. The completion gets the reader, `nil` when
