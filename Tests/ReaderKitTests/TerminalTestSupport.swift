@@ -336,13 +336,6 @@ struct Harness {
   var pendingWorkDescription: String? { clock.checkNoPendingWork() }
 }
 
-extension Result {
-  var failure: Failure? {
-    if case .failure(let error) = self { return error }
-    return nil
-  }
-}
-
 extension Optional where Wrapped == ReaderError {
   /// The code of an optional error, for compact expectations (`nil` when there is no error).
   var code: ReaderError.Code? { self.map(\.code) }

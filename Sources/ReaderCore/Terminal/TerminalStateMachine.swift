@@ -784,7 +784,7 @@ package struct TerminalStateMachine {
 
   // MARK: Software updates
 
-  private var date: Date { updates.epoch.addingTimeInterval(now.seconds) }
+  private var date: Date { updates.epoch.addingTimeInterval(now.inSeconds) }
 
   /// The link came up: check the reader's software before it counts as connected (or reconnected).
   private mutating func prepare(_ reader: Reader) {
@@ -1084,12 +1084,5 @@ package struct TerminalStateMachine {
       .bluetoothUnsupported,
       "this terminal has no Bluetooth backend for real readers; discover simulated readers (simulated: true)",
       context: serialNumber.map { ["serialNumber": $0] } ?? [:])
-  }
-}
-
-extension Result {
-  fileprivate var failure: Failure? {
-    if case .failure(let error) = self { return error }
-    return nil
   }
 }

@@ -106,9 +106,9 @@ public struct TestReaderUpdate: Sendable, Hashable {
       deviceSoftwareVersion: Self.version(after: installedVersion, components: components),
       durationEstimate: components.contains(.firmware) || components.contains(.config)
         ? .estimate1To2Minutes : .estimateLessThan1Minute,
-      components: components, requiredAt: now.addingTimeInterval(requiredIn.seconds), isTestUpdate: true)
+      components: components, requiredAt: now.addingTimeInterval(requiredIn.inSeconds), isTestUpdate: true)
     return (
-      UpdateAvailability(update: update, installedVersionSupersededAt: now.addingTimeInterval(-ranLatest.seconds)),
+      UpdateAvailability(update: update, installedVersionSupersededAt: now.addingTimeInterval(-ranLatest.inSeconds)),
       fault
     )
   }
@@ -123,13 +123,5 @@ public struct TestReaderUpdate: Sendable, Hashable {
     let last = parts.removeLast()
     let raised = String((Int(last) ?? 0) + 1)
     return (parts + [String(repeating: "0", count: max(0, last.count - raised.count)) + raised]).joined(separator: ".")
-  }
-}
-
-extension Duration {
-  /// The duration in seconds, as a `TimeInterval`.
-  var seconds: Double {
-    let (seconds, attoseconds) = components
-    return Double(seconds) + Double(attoseconds) / 1e18
   }
 }

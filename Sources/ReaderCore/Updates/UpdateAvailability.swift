@@ -71,8 +71,6 @@ public struct UpdateAvailability: Sendable, Hashable {
   /// answer is already `false`.
   public func hasRunLatestSoftware(within window: Duration, at now: Date) -> Bool {
     guard let supersededAt = installedVersionSupersededAt else { return true }
-    let (seconds, attoseconds) = window.components
-    let windowSeconds = Double(seconds) + Double(attoseconds) / 1e18
-    return now.timeIntervalSince(supersededAt) < windowSeconds
+    return now.timeIntervalSince(supersededAt) < window.inSeconds
   }
 }

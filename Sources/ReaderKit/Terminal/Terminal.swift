@@ -116,7 +116,7 @@ public final class Terminal: Sendable {
   /// minus the time already elapsed otherwise.
   static func epoch(of scheduler: any Scheduler) -> Date {
     scheduler is VirtualClock
-      ? simulationEpoch : Date().addingTimeInterval(-Double(scheduler.elapsed.components.seconds))
+      ? simulationEpoch : Date().addingTimeInterval(-scheduler.elapsed.inSeconds)
   }
 
   /// The persistent store a terminal uses unless given one: `UserDefaultsReaderStore()` (the

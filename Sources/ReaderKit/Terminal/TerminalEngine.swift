@@ -237,10 +237,3 @@ final class TerminalEngine: @unchecked Sendable {
     for (_, observer) in current { observer(event) }
   }
 }
-
-extension Result {
-  fileprivate var failure: Failure? {
-    if case .failure(let error) = self { return error }
-    return nil
-  }
-}
