@@ -543,6 +543,18 @@ extension Reader {
     #expect(!offered.contains { if case .fetchImage = $0 { true } else { false } }, "nothing installs while connected")
   }
 
+  @Test func noCatalogCheckStartsWhileACommandRuns() {
+    var h = harness()
+    _ = linked(&h)
+    h.feed(.updateChecked(request: 1, .success(.upToDate)))
+    h.feed(.readerSaved(serialNumber: serial, error: nil))
+    h.feed(.submit(2, .reboot))  // Waits for the reader's answer: the line is busy.
+    h.now = .seconds(3600)
+    let busy = h.feed(.timerFired(.updateCheck))
+    #expect(!busy.contains { if case .checkForUpdate = $0 { true } else { false } })
+    #expect(busy.contains(.arm(.updateCheck, after: .seconds(3600))), "it is tried again later")
+  }
+
   @Test func aLateCatalogAnswerIsNotTakenForANewerRequests() {
     var h = harness()
     _ = linked(&h)
