@@ -19,7 +19,7 @@ import Synchronization
 /// - M2 and WisePad 3 reboot themselves 24 hours after they last started (`securityReboot`);
 ///   `reboot` restarts that count. A reader not on external power and left without host activity
 ///   (connect, reboot) for 10 hours switches itself off (`idlePowerDown`); a battery at or below 5 %
-///   switches it off too (`criticalBatteryLevel`). A reader that is off runs neither count; both
+///   switches it off too (`criticallyLowBattery`). A reader that is off runs neither count; both
 ///   start over when it is switched on, so a world whose readers are all off leaves no work on the
 ///   clock.
 public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Sendable {
@@ -181,7 +181,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// Everything that happened so far.
   public var worldEvents: [WorldEvent] { world.withLock { $0.log } }
 
-  /// Moves a reader into or out of range. Leaving range drops its link (`outOfRange`).
+  /// Moves a reader into or out of range. Leaving range drops its link (`bluetoothSignalLost`).
   public func setInRange(_ serialNumber: String, _ inRange: Bool) {
     mutate { world in
       guard var entry = world.entries[serialNumber], entry.reader.isInRange != inRange else { return [] }
@@ -189,7 +189,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       world.entries[serialNumber] = entry
       self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
       return inRange
-        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .outOfRange, in: &world)
+        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .bluetoothSignalLost, in: &world)
     }
   }
 
@@ -290,7 +290,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   }
 
   /// Sets a reader's battery; a connected reader reports it, and at or below 5 % without external
-  /// power the reader shuts down (`criticalBatteryLevel`).
+  /// power the reader shuts down (`criticallyLowBattery`).
   public func setBattery(_ serialNumber: String, level: Double, isCharging: Bool? = nil) {
     mutate { world in
       guard var entry = world.entries[serialNumber] else { return [] }
@@ -307,7 +307,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
         && entry.reader.isPoweredOn
       {
         self.record(serialNumber, "criticalBatteryShutdown", in: &world)
-        events += self.switchOff(serialNumber, .criticalBatteryLevel, in: &world)
+        events += self.switchOff(serialNumber, .criticallyLowBattery, in: &world)
       }
       return events
     }

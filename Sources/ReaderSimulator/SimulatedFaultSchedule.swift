@@ -20,7 +20,7 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
   public struct Fault: Sendable, Hashable, CustomStringConvertible {
     /// What happens.
     public enum Kind: Sendable, Hashable, CustomStringConvertible {
-      /// The reader leaves Bluetooth range (`outOfRange`) and comes back after the duration.
+      /// The reader leaves Bluetooth range (`bluetoothSignalLost`) and comes back after the duration.
       case walkAway(Duration)
       /// The reader is switched off (`poweredOff`) and on again after the duration.
       case powerCycle(Duration)
@@ -28,7 +28,7 @@ public struct SimulatedFaultSchedule: Sendable, Hashable, CustomStringConvertibl
       /// duration. Concerns no particular reader.
       case radioOff(Duration)
       /// The reader is taken off its charger and its battery drains linearly to the level (in
-      /// `0...1`) over the duration; at or below 5 % it shuts down (`criticalBatteryLevel`).
+      /// `0...1`) over the duration; at or below 5 % it shuts down (`criticallyLowBattery`).
       case batteryDrain(to: Double, over: Duration)
       /// A person puts the reader on its charger with the battery at the level, and switches it on
       /// if it was off.

@@ -43,7 +43,7 @@ import Testing
     Reader(serialNumber: "CHB20-0002", deviceType: .chipper2X),
   ]
   /// The disconnects the reader does not come back from by itself, so no reconnection follows.
-  private static let final: Set<DisconnectReason> = [.disconnectRequested, .criticalBatteryLevel, .idlePowerDown]
+  private static let final: Set<DisconnectReason> = [.disconnectRequested, .criticallyLowBattery, .idlePowerDown]
   private static let timers: [Machine.Timer] = [
     .connect, .reconnectAttempt, .reconnectBackoff, .reconnectDeadline, .disconnectReply, .rebootReply, .rebootDrop,
   ]

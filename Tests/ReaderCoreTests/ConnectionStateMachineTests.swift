@@ -59,7 +59,7 @@ private func connectedMachine(
 
 /// A machine reconnecting after `reason`, with its first attempt under way.
 private func reconnectingMachine(
-  reason: DisconnectReason = .outOfRange, policy: ReconnectPolicy = exact, seed: UInt64 = 1
+  reason: DisconnectReason = .bluetoothSignalLost, policy: ReconnectPolicy = exact, seed: UInt64 = 1
 ) -> ConnectionStateMachine {
   var machine = connectedMachine(policy: policy, seed: seed)
   _ = machine.linkDown(serialNumber: serial, reason: reason)
@@ -67,7 +67,7 @@ private func reconnectingMachine(
   return machine
 }
 
-private func reconnectStart(reason: DisconnectReason = .outOfRange, policy: ReconnectPolicy = exact) -> [Action] {
+private func reconnectStart(reason: DisconnectReason = .bluetoothSignalLost, policy: ReconnectPolicy = exact) -> [Action] {
   [
     .reconnectStarted(connectedReader, reason: reason), .arm(.reconnectDeadline, after: policy.deadline),
     .openLink(serialNumber: serial), .arm(.reconnectAttempt, after: policy.attemptTimeout),
@@ -200,7 +200,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     var machine = makeMachine()
     _ = machine.connect(discovered, locationId: location)
     #expect(machine.linkFailed(serialNumber: stranger, error: linkError) == [])
-    #expect(machine.linkDown(serialNumber: stranger, reason: .outOfRange) == [])
+    #expect(machine.linkDown(serialNumber: stranger, reason: .bluetoothSignalLost) == [])
     #expect(machine.linkUp(serialNumber: stranger, info: info) == [.closeLink(serialNumber: stranger)])
     #expect(machine.status == .connecting)
   }
@@ -260,7 +260,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
     var machine = connectedMachine()
     _ = machine.disconnect()
     #expect(
-      machine.linkDown(serialNumber: serial, reason: .outOfRange) == [
+      machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost) == [
         .disarm(.disconnectReply), .disconnectCompleted(connectedReader),
       ])
     #expect(!machine.isReconnecting)
@@ -294,7 +294,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
 
   @Test func linkEventsOfAnotherReaderWhileConnectedAreIgnored() {
     var machine = connectedMachine()
-    #expect(machine.linkDown(serialNumber: stranger, reason: .outOfRange) == [])
+    #expect(machine.linkDown(serialNumber: stranger, reason: .bluetoothSignalLost) == [])
     #expect(machine.linkFailed(serialNumber: stranger, error: linkError) == [])
     #expect(machine.linkUp(serialNumber: stranger, info: info) == [.closeLink(serialNumber: stranger)])
     #expect(machine.linkUp(serialNumber: serial, info: info) == [], "a duplicate link-up of our own reader")
@@ -348,7 +348,7 @@ private func failedConnect(_ actions: [Action]) -> ReaderError? {
   @Test func aLinkDropBeforeTheRebootAnswerFailsTheRebootThenReconnects() {
     var machine = connectedMachine()
     _ = machine.reboot()
-    let actions = machine.linkDown(serialNumber: serial, reason: .outOfRange)
+    let actions = machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost)
     guard actions.first == .disarm(.rebootReply), actions.count > 1, case .rebootAnswered(let error?) = actions[1]
     else {
       Issue.record("expected the reply timer disarmed and a failed reboot answer first, got \(actions)")
@@ -441,20 +441,20 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
 @Suite struct ConnectionStateMachineReconnectTests {
   @Test func anUnexpectedDisconnectStartsReconnecting() {
     var machine = connectedMachine()
-    #expect(machine.linkDown(serialNumber: serial, reason: .outOfRange) == reconnectStart())
+    #expect(machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost) == reconnectStart())
     #expect(machine.status == .reconnecting)
     #expect(machine.isReconnecting)
     #expect(machine.connectedReader == nil)
   }
 
-  @Test(arguments: [DisconnectReason.unknown, .rebootRequested, .securityReboot, .poweredOff, .outOfRange])
+  @Test(arguments: [DisconnectReason.unknown, .rebootRequested, .securityReboot, .poweredOff, .bluetoothSignalLost])
   func disconnectsTheReaderMayComeBackFromAreReconnected(reason: DisconnectReason) {
     var machine = connectedMachine()
     #expect(ConnectionStateMachine.reconnects(after: reason))
     #expect(machine.linkDown(serialNumber: serial, reason: reason) == reconnectStart(reason: reason))
   }
 
-  @Test(arguments: [DisconnectReason.disconnectRequested, .criticalBatteryLevel, .idlePowerDown])
+  @Test(arguments: [DisconnectReason.disconnectRequested, .criticallyLowBattery, .idlePowerDown])
   func disconnectsTheReaderCannotComeBackFromAreNotReconnected(reason: DisconnectReason) {
     var machine = connectedMachine()
     #expect(!ConnectionStateMachine.reconnects(after: reason))
@@ -494,7 +494,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
       switch attempt % 3 {
       case 0: actions = machine.linkFailed(serialNumber: serial, error: linkError)
       case 1: actions = machine.timerFired(.reconnectAttempt)
-      default: actions = machine.linkDown(serialNumber: serial, reason: .outOfRange)
+      default: actions = machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost)
       }
       guard case .arm(.reconnectBackoff, let delay) = actions.last else {
         Issue.record("attempt \(attempt): expected a backoff, got \(actions)")
@@ -522,7 +522,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
       ])
     var dropping = reconnectingMachine()
     #expect(
-      dropping.linkDown(serialNumber: serial, reason: .outOfRange) == [
+      dropping.linkDown(serialNumber: serial, reason: .bluetoothSignalLost) == [
         .disarm(.reconnectAttempt), .arm(.reconnectBackoff, after: .seconds(1)),
       ])
   }
@@ -574,7 +574,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
     #expect(error.code == .bluetoothConnectTimedOut)
     #expect(error.context["attempts"] == "1")
     #expect(error.context["deadline"] == "60 seconds")
-    #expect(actions[5] == .disconnected(connectedReader, reason: .outOfRange))
+    #expect(actions[5] == .disconnected(connectedReader, reason: .bluetoothSignalLost))
     #expect(machine.status == .notConnected)
   }
 
@@ -584,7 +584,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
     let actions = machine.timerFired(.reconnectDeadline)
     #expect(!actions.contains(.abandonLink(serialNumber: serial)))
     #expect(failedReconnect(actions)?.code == .bluetoothConnectTimedOut)
-    #expect(actions.suffix(1) == [.disconnected(connectedReader, reason: .outOfRange)])
+    #expect(actions.suffix(1) == [.disconnected(connectedReader, reason: .bluetoothSignalLost)])
   }
 
   @Test func cancelReconnectFailsWithCanceledThenDisconnectsAndASecondCancelIsNil() {
@@ -593,7 +593,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
       machine.cancelReconnect() == [
         .disarm(.reconnectAttempt), .disarm(.reconnectBackoff), .disarm(.reconnectDeadline),
         .abandonLink(serialNumber: serial), .reconnectFailed(connectedReader, .canceled("reconnect")),
-        .disconnected(connectedReader, reason: .outOfRange),
+        .disconnected(connectedReader, reason: .bluetoothSignalLost),
       ])
     #expect(machine.status == .notConnected)
     #expect(machine.cancelReconnect() == nil)
@@ -615,7 +615,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
     var machine = reconnectingMachine()
     _ = machine.cancelReconnect()
     #expect(machine.linkUp(serialNumber: serial, info: info) == [.closeLink(serialNumber: serial)])
-    #expect(machine.linkDown(serialNumber: serial, reason: .outOfRange) == [])
+    #expect(machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost) == [])
     #expect(machine.linkFailed(serialNumber: serial, error: linkError) == [])
     #expect(machine.radio(isPoweredOn: true) == [])
     for timer in [ConnectionStateMachine.Timer.connect, .reconnectAttempt, .reconnectBackoff, .reconnectDeadline] {
@@ -636,7 +636,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
     var machine = reconnectingMachine()
     _ = machine.linkFailed(serialNumber: serial, error: linkError)
     #expect(machine.linkFailed(serialNumber: serial, error: linkError) == [])
-    #expect(machine.linkDown(serialNumber: serial, reason: .outOfRange) == [])
+    #expect(machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost) == [])
     #expect(machine.timerFired(.reconnectAttempt) == [])
     #expect(machine.linkFailed(serialNumber: stranger, error: linkError) == [])
     #expect(machine.linkUp(serialNumber: stranger, info: info) == [.closeLink(serialNumber: stranger)])
@@ -840,7 +840,7 @@ private let rebootAccepted: [ConnectionStateMachine.Action] = [
   @Test func theLatestLevelSurvivesAReconnection() {
     var machine = connectedMachine()
     _ = machine.battery(serialNumber: serial, level: 0.33, isCharging: true)
-    _ = machine.linkDown(serialNumber: serial, reason: .outOfRange)
+    _ = machine.linkDown(serialNumber: serial, reason: .bluetoothSignalLost)
     _ = machine.linkUp(serialNumber: serial, info: ReaderInfo())
     #expect(machine.connectedReader == updated(0.33, charging: true))
   }

@@ -227,7 +227,7 @@ private func heardReaderConnected() -> Reader {
     h.feed(.bluetooth(.advertisement(advertisement())))
     h.feed(.submit(1, .connect(heardReader, settings)))
     h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
-    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     let completed = index(of: .complete(1, .success(heardReaderConnected())), in: lost)
     let reconnecting = lost.firstIndex { if case .report(.didStartReconnect, _) = $0 { true } else { false } } ?? -1
     #expect(completed >= 0 && completed < reconnecting)
@@ -269,9 +269,9 @@ private func heardReaderConnected() -> Reader {
   @Test func aReconnectionHoldsTheLineUntilItSucceeds() {
     var h = Harness()
     _ = h.connected()
-    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     #expect(lost.contains(.openReconnectHandle(1)))
-    #expect(reports(lost).contains(.didStartReconnect(heardReaderConnected(), reason: .outOfRange)))
+    #expect(reports(lost).contains(.didStartReconnect(heardReaderConnected(), reason: .bluetoothSignalLost)))
     let queued = h.feed(.submit(2, .disconnect))
     #expect(reports(queued) == [.didQueueCommand(command: "disconnectReader", position: 1)])
     let back = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
@@ -304,7 +304,7 @@ private func heardReaderConnected() -> Reader {
     _ = h.connected()
     h.feed(.submit(2, .reboot))
     h.feed(.submit(3, .disconnect))
-    let dropped = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let dropped = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     #expect(errorCode(completions(dropped)[2]) == .rebootFailed)
     #expect(completions(dropped)[3] == nil, "the disconnect waits for the reconnection")
     let back = h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
@@ -325,9 +325,9 @@ private func heardReaderConnected() -> Reader {
   @Test func aStaleReconnectHandleCancelsNothing() {
     var h = Harness()
     _ = h.connected()
-    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
-    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     #expect(h.feed(.cancelReconnect(handle: 1)) == [], "handle 1 belongs to the first reconnection")
     let cancel = h.feed(.cancelReconnect(handle: 2))
     #expect(cancel.contains(.closeReconnectHandle(2, canceled: true)))
@@ -491,7 +491,7 @@ extension Reader {
     _ = linked(&h)
     h.feed(.updateChecked(request: 1, .success(availability(required: true))))
     h.feed(.imageFetched(request: 2, .success(Data([1, 2, 3]))))
-    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     let kinds = reports(lost)
     let finish = kinds.firstIndex {
       if case .didFinishInstallingUpdate(_, _, let error) = $0 {
@@ -653,12 +653,12 @@ extension Reader {
     h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
     h.feed(.updateChecked(request: 1, .success(.upToDate)))
     h.feed(.readerSaved(serialNumber: serial, error: nil))
-    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+    h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
     h.feed(.submit(2, .disconnect))
     var ended: [Action] = []
     for round in 0..<10 where ended.isEmpty {
       h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))  // Back: checked again.
-      let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .outOfRange)))
+      let lost = h.feed(.bluetooth(.didDisconnect(serialNumber: serial, reason: .bluetoothSignalLost)))
       if lost.contains(where: { if case .report(.readerDidFailReconnect, _) = $0 { true } else { false } }) {
         ended = lost
         #expect(round == ConnectionStateMachine.maximumPreparationLosses, "gave up after \(round) restarts")

@@ -40,7 +40,7 @@ import Testing
     h.world.walkAway(Fixture.m2, for: .seconds(5))
     h.clock.advance(by: .seconds(30))
     #expect(
-      delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange), .didSucceedReconnect(Fixture.m2)])
+      delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didSucceedReconnect(Fixture.m2)])
   }
 
   @Test func launchReconnectFailsWithReaderNotFoundAfterTheTimeout() {

@@ -86,7 +86,7 @@ private let hour = Duration.seconds(3600)
       h.log.kinds.contains {
         if case .didRespondToReboot(Fixture.m2, let error?) = $0 { error.code == .rebootFailed } else { false }
       })
-    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange)])
+    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost)])
   }
 
   @Test func rebootWithNothingConnectedFailsWithNotConnected() {

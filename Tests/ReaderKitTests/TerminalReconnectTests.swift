@@ -4,16 +4,16 @@ import Testing
 
 /// A way to lose a connected reader, with the reader it is tried on.
 enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
-  case outOfRange, poweredOff, bluetoothDisabled, criticalBatteryLevel, securityReboot, idlePowerDown, unknown
+  case bluetoothSignalLost, poweredOff, bluetoothDisabled, criticallyLowBattery, securityReboot, idlePowerDown, unknown
 
   var testDescription: String { rawValue }
 
   var reason: DisconnectReason {
     switch self {
-    case .outOfRange: .outOfRange
+    case .bluetoothSignalLost: .bluetoothSignalLost
     case .poweredOff: .poweredOff
     case .bluetoothDisabled: .bluetoothDisabled
-    case .criticalBatteryLevel: .criticalBatteryLevel
+    case .criticallyLowBattery: .criticallyLowBattery
     case .securityReboot: .securityReboot
     case .idlePowerDown: .idlePowerDown
     case .unknown: .unknown
@@ -23,21 +23,21 @@ enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
   /// The WisePad 3 runs on battery (it can drain and idle); the M2 sits on its dock.
   var serial: String {
     switch self {
-    case .criticalBatteryLevel, .idlePowerDown: Fixture.wisePad
+    case .criticallyLowBattery, .idlePowerDown: Fixture.wisePad
     default: Fixture.m2
     }
   }
 
   /// Whether the reader is still there to be won back after the fault.
-  var readerComesBack: Bool { self != .criticalBatteryLevel && self != .idlePowerDown }
+  var readerComesBack: Bool { self != .criticallyLowBattery && self != .idlePowerDown }
 
   /// Inflicts the fault and runs the clock until the reader has dropped (idle power-down waits 10 h).
   func inflict(on h: Harness) {
     switch self {
-    case .outOfRange: h.world.setInRange(serial, false)
+    case .bluetoothSignalLost: h.world.setInRange(serial, false)
     case .poweredOff: h.world.setPower(serial, on: false)
     case .bluetoothDisabled: h.world.setRadio(on: false)
-    case .criticalBatteryLevel: h.world.setBattery(serial, level: 0.04)
+    case .criticallyLowBattery: h.world.setBattery(serial, level: 0.04)
     case .securityReboot: h.world.forceSecurityReboot(serial)
     case .idlePowerDown: h.clock.advance(by: SimulatedBluetoothCentral.idlePowerDownInterval)
     case .unknown: h.world.dropLink(serial)
@@ -48,10 +48,10 @@ enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
   /// Undoes the fault where a person or time can (the reboot undoes itself).
   func repair(on h: Harness) {
     switch self {
-    case .outOfRange: h.world.setInRange(serial, true)
+    case .bluetoothSignalLost: h.world.setInRange(serial, true)
     case .poweredOff: h.world.setPower(serial, on: true)
     case .bluetoothDisabled: h.world.setRadio(on: true)
-    case .criticalBatteryLevel, .securityReboot, .idlePowerDown, .unknown: break
+    case .criticallyLowBattery, .securityReboot, .idlePowerDown, .unknown: break
     }
   }
 }
@@ -105,7 +105,7 @@ extension EventLog {
     #expect(h.log.delegateCalls == connection.delegate.calls)
   }
 
-  @Test(arguments: [Fault.criticalBatteryLevel, .idlePowerDown])
+  @Test(arguments: [Fault.criticallyLowBattery, .idlePowerDown])
   func readerThatShutItselfDownIsNotReconnected(fault: Fault) {
     let h = Harness()
     guard let connection = h.connect(fault.serial) else { return }
@@ -117,7 +117,7 @@ extension EventLog {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test(arguments: [Fault.outOfRange, .poweredOff, .bluetoothDisabled, .securityReboot, .unknown])
+  @Test(arguments: [Fault.bluetoothSignalLost, .poweredOff, .bluetoothDisabled, .securityReboot, .unknown])
   func autoReconnectWinsTheReaderBackAtTheSameLocation(fault: Fault) {
     let h = Harness()
     guard let connection = h.connect(fault.serial) else { return }
@@ -147,7 +147,7 @@ extension EventLog {
     // The same delegate hears about the next loss.
     h.world.setInRange(fault.serial, false)
     h.clock.runUntilIdle()
-    #expect(connection.delegate.connectionCalls.last == .didStartReconnect(fault.serial, .outOfRange))
+    #expect(connection.delegate.connectionCalls.last == .didStartReconnect(fault.serial, .bluetoothSignalLost))
   }
 
   @Test func reconnectGivesUpAtTheDeadlineThenDisconnectsAndGoesQuiet() {
@@ -155,17 +155,17 @@ extension EventLog {
     guard let connection = h.connect(Fixture.m2) else { return }
     h.world.setInRange(Fixture.m2, false)  // For good.
     h.clock.runUntilIdle()
-    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange)])
+    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost)])
 
     h.clock.advance(by: .seconds(60) - .milliseconds(1))
-    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .outOfRange)])
+    #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost)])
     #expect(h.terminal.connectionStatus == .reconnecting)
 
     h.clock.advance(by: .milliseconds(1))
     #expect(
       connection.delegate.connectionCalls == [
-        .didStartReconnect(Fixture.m2, .outOfRange), .didFailReconnect(Fixture.m2),
-        .didDisconnect(Fixture.m2, .outOfRange),
+        .didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didFailReconnect(Fixture.m2),
+        .didDisconnect(Fixture.m2, .bluetoothSignalLost),
       ])
     #expect(h.terminal.connectionStatus == .notConnected)
     let failure = h.log.kinds.compactMap { if case .readerDidFailReconnect(_, let error) = $0 { error } else { nil } }
@@ -259,8 +259,8 @@ extension EventLog {
 
     #expect(
       connection.delegate.connectionCalls == [
-        .didStartReconnect(Fixture.m2, .outOfRange), .didFailReconnect(Fixture.m2),
-        .didDisconnect(Fixture.m2, .outOfRange),
+        .didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didFailReconnect(Fixture.m2),
+        .didDisconnect(Fixture.m2, .bluetoothSignalLost),
       ])
     #expect(answers.all == [.canceled, .canceled])
     #expect(callsWhenAnswered.all == [3])  // The cancel completion runs after didDisconnect.
@@ -320,8 +320,8 @@ extension EventLog {
     #expect(connection.delegate.reconnectCancelables.first?.isCompleted == true)
     #expect(
       connection.delegate.connectionCalls == [
-        .didStartReconnect(Fixture.m2, .outOfRange), .didSucceedReconnect(Fixture.m2),
-        .didStartReconnect(Fixture.m2, .outOfRange),
+        .didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didSucceedReconnect(Fixture.m2),
+        .didStartReconnect(Fixture.m2, .bluetoothSignalLost),
       ])
     #expect(h.terminal.connectionStatus == .reconnecting)
     let answer = Outcome<CancelResult>()
@@ -452,7 +452,7 @@ extension EventLog {
 
     let calls = connection.delegate.calls
     #expect(calls.contains(.lowBatteryWarning(Fixture.wisePad)))
-    #expect(calls.last == .didDisconnect(Fixture.wisePad, .criticalBatteryLevel))
+    #expect(calls.last == .didDisconnect(Fixture.wisePad, .criticallyLowBattery))
     #expect(calls.filter { if case .didSucceedReconnect = $0 { true } else { false } }.count == 2)
     #expect(h.log.delegateCalls == calls)
     #expect(h.log.sampledStatuses.allSatisfy { $0.0 == $0.1 })

@@ -328,7 +328,7 @@ private func violations(in events: [TerminalEvent]) -> [String] {
     }
     // The schedules must reach every path, or the run proves little.
     let expected: Set<DisconnectReason> = [
-      .outOfRange, .poweredOff, .bluetoothDisabled, .criticalBatteryLevel, .securityReboot, .rebootRequested,
+      .bluetoothSignalLost, .poweredOff, .bluetoothDisabled, .criticallyLowBattery, .securityReboot, .rebootRequested,
       .disconnectRequested, .unknown,
     ]
     #expect(coverage.reasons.isSuperset(of: expected), "reasons seen: \(coverage.reasons)")

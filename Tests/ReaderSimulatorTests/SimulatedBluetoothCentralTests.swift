@@ -148,10 +148,10 @@ private let hour = Duration.seconds(3600)
 
   @Test func eachFaultDropsTheLinkWithItsReason() {
     let faults: [(String, DisconnectReason, (SimulatedBluetoothCentral) -> Void)] = [
-      ("range", .outOfRange, { $0.setInRange("STRM2-1", false) }),
+      ("range", .bluetoothSignalLost, { $0.setInRange("STRM2-1", false) }),
       ("power", .poweredOff, { $0.setPower("STRM2-1", on: false) }),
       ("radio", .bluetoothDisabled, { $0.setRadio(on: false) }),
-      ("battery", .criticalBatteryLevel, { $0.setBattery("STRM2-1", level: 0.05, isCharging: false) }),
+      ("battery", .criticallyLowBattery, { $0.setBattery("STRM2-1", level: 0.05, isCharging: false) }),
       ("security", .securityReboot, { $0.forceSecurityReboot("STRM2-1") }),
       ("link loss", .unknown, { $0.dropLink("STRM2-1") }),
     ]

@@ -11,7 +11,7 @@ struct DemoCommandTests {
       "status: discovering", "is switched on", "in view:", "The merchant taps", "catalog requires 2.03.00.00",
       "status: connecting", "Installing 2.03.00.00 (config+keys; estimate: 1-2 minutes)", "25 % installed, ETA",
       "75 % installed, ETA", "Installed 2.03.00.00 in 1:00.", "status: connected", "(software 2.03.00.00",
-      "out of Bluetooth range", "status: reconnecting", "The reader dropped (outOfRange)", "Reconnected to",
+      "out of Bluetooth range", "status: reconnecting", "The reader dropped (bluetoothSignalLost)", "Reconnected to",
       "The app reboots the reader", "accepted the reboot", "The reader dropped (rebootRequested)", "Reconnected to",
       "A day passes", "reports an optional update, 2.03.01.00", "The reader dropped (securityReboot)", "Reconnected to",
       "(installAvailableUpdate)", "Installing 2.03.01.00", "Installed 2.03.01.00",
@@ -76,7 +76,7 @@ struct DemoCommandTests {
     let reader = try #require(events[connected]["reader"] as? [String: Any])
     #expect(reader["locationId"] as? String == "tml_demo_downtown")
     let serial = try #require(events[connected]["serialNumber"] as? String)
-    for reason in ["outOfRange", "rebootRequested", "securityReboot"] {
+    for reason in ["bluetoothSignalLost", "rebootRequested", "securityReboot"] {
       let start = try #require(first("didStartReconnect") { $0["reason"] as? String == reason }, "\(reason)")
       let success = try #require(
         events[start...].firstIndex { $0["event"] as? String == "readerDidSucceedReconnect" }, "\(reason)")

@@ -633,11 +633,14 @@ package struct ConnectionStateMachine {
 
   /// Whether a disconnect for `reason` is followed by automatic reconnection. Not after the app's
   /// own disconnect, and not after a critical battery or an idle power-down: the reader has shut
-  /// itself down and will not answer until a person switches it on or charges it.
+  /// itself down and will not answer until a person switches it on or charges it. Not after a lost
+  /// pairing either: every attempt would fail until the user pairs the reader again.
   package static func reconnects(after reason: DisconnectReason) -> Bool {
     switch reason {
-    case .disconnectRequested, .criticalBatteryLevel, .idlePowerDown: false
-    case .unknown, .rebootRequested, .securityReboot, .poweredOff, .bluetoothDisabled, .outOfRange: true
+    case .disconnectRequested, .criticallyLowBattery, .idlePowerDown, .peerRemovedPairingInformation: false
+    case .unknown, .rebootRequested, .securityReboot, .poweredOff, .bluetoothDisabled, .bluetoothSignalLost,
+      .usbDisconnected:
+      true
     }
   }
 

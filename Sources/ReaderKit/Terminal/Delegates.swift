@@ -18,7 +18,7 @@ public protocol DiscoveryDelegate: AnyObject, Sendable {
 /// Ordering guarantees: `readerDidFailReconnect` is always followed by `reader(_:didDisconnect:)`;
 /// nothing is delivered for a connection after its final `didDisconnect`.
 ///
-/// A disconnect for a critically low battery (`criticalBatteryLevel`) or an idle power-down
+/// A disconnect for a critically low battery (`criticallyLowBattery`) or an idle power-down
 /// (`idlePowerDown`) is not followed by automatic reconnection: the reader has switched itself off
 /// and will not answer until a person charges it or switches it on (Stripe's iOS SDK behaves the
 /// same since 4.4.0). `reader(_:didDisconnect:)` reports it at once.
