@@ -102,19 +102,25 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
   public var message: String
   /// Machine-readable details, e.g. `["field": "locationId"]` or `["serialNumber": "CHB20-0001"]`.
   public var context: [String: String]
+  /// The underlying fault, when one is known: an `errno`, an HTTP status, a D-Bus error name.
+  public var cause: ErrorCause?
 
   /// Creates an error.
-  public init(_ code: Code, _ message: String, context: [String: String] = [:]) {
+  public init(_ code: Code, _ message: String, context: [String: String] = [:], cause: ErrorCause? = nil) {
     self.code = code
     self.message = message
     self.context = context
+    self.cause = cause
   }
 
-  /// `code: message (key=value, …)`, with the context keys sorted.
+  /// `code: message (key=value, …) [cause]`, with the context keys sorted.
   public var description: String {
-    guard !context.isEmpty else { return "\(code): \(message)" }
-    let details = context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ")
-    return "\(code): \(message) (\(details))"
+    var text = "\(code): \(message)"
+    if !context.isEmpty {
+      text += " (" + context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ") + ")"
+    }
+    if let cause { text += " [\(cause)]" }
+    return text
   }
 
   /// Shorthand for the error a cancelled operation completes with.

@@ -1,3 +1,5 @@
+public import ReaderCore
+
 /// The error an NFC reader session reports: Core NFC's `NFCReaderError`, with its codes and raw values.
 ///
 /// `code` is open: it wraps an `Int`, so a code ReaderKit does not know (a newer system's, a backend's)
@@ -108,13 +110,19 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
   public var context: [String: String]
   /// Why a message on the tag could not be decoded, with the byte offset of the problem.
   public var ndefError: NDEFError?
+  /// The underlying fault, when one is known: a tag's status word, a PC/SC error code.
+  public var cause: ErrorCause?
 
   /// Creates an error.
-  public init(_ code: Code, _ message: String, context: [String: String] = [:], ndefError: NDEFError? = nil) {
+  public init(
+    _ code: Code, _ message: String, context: [String: String] = [:], ndefError: NDEFError? = nil,
+    cause: ErrorCause? = nil
+  ) {
     self.code = code
     self.message = message
     self.context = context
     self.ndefError = ndefError
+    self.cause = cause
   }
 
   /// The raw value of the code (Core NFC's `errorCode`).
@@ -126,12 +134,13 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
     code == .readerSessionInvalidationErrorFirstNDEFTagRead || code == .readerSessionInvalidationErrorUserCanceled
   }
 
-  /// `name (raw): message (key=value, …)`, with the context keys sorted.
+  /// `name (raw): message (key=value, …) [cause]`, with the context keys sorted.
   public var description: String {
     var text = "\(code) (\(code.rawValue)): \(message)"
     if !context.isEmpty {
       text += " (" + context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ") + ")"
     }
+    if let cause { text += " [\(cause)]" }
     return text
   }
 }
