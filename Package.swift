@@ -35,7 +35,11 @@ let package = Package(
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
-      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator"], exclude: ["Updates/Server"],
+      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "readerkit-store-probe"],
+      exclude: ["Updates/Server"], swiftSettings: strict),
+    // A process that saves to a file store for ever, for the tests that kill it mid-save.
+    .executableTarget(
+      name: "readerkit-store-probe", dependencies: ["ReaderKit", "ReaderCore"], path: "Tests/StoreProbe",
       swiftSettings: strict),
     // The Stripe-style samples again, in Swift 5 language mode, where many apps still are.
     .testTarget(

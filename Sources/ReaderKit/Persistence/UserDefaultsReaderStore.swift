@@ -41,7 +41,7 @@
     /// - Throws: `storeUnavailable` when the suite cannot be opened; nothing is changed then.
     public func saveLastReader(_ reader: SavedReader) throws(ReaderError) {
       let defaults = try openDefaults()
-      let bytes = try FileReaderStore.Format.encode(reader, path: location)
+      let bytes = try SavedReaderRecord.encode(reader, path: location)
       if case .corrupt = inspect(defaults) { keepAside(defaults) }
       defaults.set(Data(bytes), forKey: key)
     }
@@ -52,12 +52,6 @@
       let defaults = try openDefaults()
       if case .corrupt = inspect(defaults) { keepAside(defaults) }
       defaults.removeObject(forKey: key)
-    }
-
-    private enum Existing {
-      case missing
-      case record(SavedReader)
-      case corrupt(ReaderError)
     }
 
     /// `suite/key`, for error context.
@@ -72,26 +66,16 @@
       return defaults
     }
 
-    private func inspect(_ defaults: UserDefaults) -> Existing {
+    private func inspect(_ defaults: UserDefaults) -> SavedReaderRecord.Found {
       guard let value = defaults.object(forKey: key) else { return .missing }
-      var context = ["suite": suiteName ?? "standard", "key": key]
+      let context = ["suite": suiteName ?? "standard", "key": key]
       guard let data = value as? Data else {
-        context["reason"] = "the value is not data"
-        return .corrupt(ReaderError(.storeCorrupt, "the saved reader is corrupt: not data", context: context))
+        return .corrupt(
+          ReaderError(
+            .storeCorrupt, "the saved reader is corrupt: not data",
+            context: context.merging(["reason": "the value is not data"]) { $1 }))
       }
-      guard data.count <= FileReaderStore.maximumFileSize else {
-        let reason = "the value is \(data.count) bytes, more than the limit of \(FileReaderStore.maximumFileSize)"
-        context["reason"] = reason
-        context["size"] = "\(data.count)"
-        return .corrupt(ReaderError(.storeCorrupt, "the saved reader is corrupt: \(reason)", context: context))
-      }
-      switch FileReaderStore.Format.decode(data) {
-      case .success(let reader):
-        return .record(reader)
-      case .failure(let failure):
-        context.merge(failure.context) { $1 }
-        return .corrupt(ReaderError(.storeCorrupt, "the saved reader is corrupt: \(failure.reason)", context: context))
-      }
+      return SavedReaderRecord.classify(data, context: context)
     }
 
     /// Copies the current value to `<key>.corrupt-<n>`, the lowest free `n`.

@@ -46,7 +46,7 @@ struct ManifestParser {
         "the manifest nests arrays and objects deeper than \(ManifestJSON.maximumDepth) levels (at byte \(offset))",
         ["offset": "\(offset)"])
     }
-    if let offset = FileReaderStore.JSONSyntax.firstErrorOffset(in: Array(bytes)) {
+    if let offset = JSONSyntax.firstErrorOffset(in: Array(bytes)) {
       throw failure("the manifest is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
     }
     do {

@@ -292,11 +292,11 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
       String(decoding: validBytes, as: UTF8.self),
     ]
     for text in valid {
-      #expect(FileReaderStore.JSONSyntax.firstErrorOffset(in: Array(text.utf8)) == nil, "\(text)")
+      #expect(JSONSyntax.firstErrorOffset(in: Array(text.utf8)) == nil, "\(text)")
     }
     let invalid = [("01", 1), ("-", 1), ("1.", 2), ("{\"a\" 1}", 5), ("\"\\x\"", 2), ("\"\\u12g4\"", 5), ("[1,]", 3)]
     for (text, offset) in invalid {
-      #expect(FileReaderStore.JSONSyntax.firstErrorOffset(in: Array(text.utf8)) == offset, "\(text)")
+      #expect(JSONSyntax.firstErrorOffset(in: Array(text.utf8)) == offset, "\(text)")
     }
   }
 
@@ -389,8 +389,8 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
       try FileReaderStore(fileURL: file).saveLastReader(m2)
       let before = try bytes(file)
 
-      var crashing = FileReaderStore(fileURL: file)
-      crashing.fault = .crashDuringWrite
+      let dying = FaultyFileSystem(.die { if case .write = $0 { true } else { false } })
+      let crashing = FileReaderStore(fileURL: file, fileSystem: dying)
       #expect(throws: ReaderError.self) { try crashing.saveLastReader(chipper) }
 
       let names = try listing(directory)
@@ -418,8 +418,7 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
       try FileReaderStore(fileURL: file).saveLastReader(m2)
       let before = try bytes(file)
 
-      var failing = FileReaderStore(fileURL: file)
-      failing.fault = .fail(step, errno: EIO)
+      let failing = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(step, errno: EIO))
       let error = #expect(throws: ReaderError.self) { try failing.saveLastReader(chipper) }
       #expect(error?.code == .storeUnavailable)
       #expect(error?.context["step"] == "\(step)")
@@ -437,8 +436,7 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
       let file = directory.appendingPathComponent("last-reader.json")
       let corrupt = Data("not json".utf8)
       try corrupt.write(to: file)
-      var failing = FileReaderStore(fileURL: file)
-      failing.fault = .fail(.linkAside, errno: EIO)
+      let failing = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(.linkAside, errno: EIO))
       let error = #expect(throws: ReaderError.self) { try failing.saveLastReader(m2) }
       #expect(error?.code == .storeUnavailable)
       #expect(error?.context["step"] == "linkAside")
@@ -453,8 +451,7 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
       let corrupt = Data("not json".utf8)
       try corrupt.write(to: file)
       try Data("older".utf8).write(to: directory.appendingPathComponent("last-reader.json.corrupt-1"))
-      var store = FileReaderStore(fileURL: file)
-      store.fault = .fail(.linkAside, errno: EPERM)
+      let store = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(.linkAside, errno: EPERM))
       try store.saveLastReader(m2)
       #expect(try store.loadLastReader() == m2)
       #expect(try bytes(directory.appendingPathComponent("last-reader.json.corrupt-1")) == Data("older".utf8))
@@ -466,14 +463,13 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     try withTemporaryDirectory { directory throws in
       let file = directory.appendingPathComponent("last-reader.json")
       try FileReaderStore(fileURL: file).saveLastReader(m2)
-      var store = FileReaderStore(fileURL: file)
-      store.fault = .fail(.syncDirectory, errno: EIO)
+      var store = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(.syncDirectory, errno: EIO))
       let error = #expect(throws: ReaderError.self) { try store.saveLastReader(chipper) }
       #expect(error?.context["step"] == "syncDirectory")
       #expect(try store.loadLastReader() == chipper)
 
       // File systems that cannot flush directories at all are accepted.
-      store.fault = .fail(.syncDirectory, errno: EINVAL)
+      store = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(.syncDirectory, errno: EINVAL))
       try store.saveLastReader(m2)
       #expect(try store.loadLastReader() == m2)
     }
@@ -573,8 +569,7 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     try withTemporaryDirectory { directory throws in
       let file = directory.appendingPathComponent("last-reader.json")
       try FileReaderStore(fileURL: file).saveLastReader(m2)
-      var failing = FileReaderStore(fileURL: file)
-      failing.fault = .fail(.remove, errno: EIO)
+      let failing = FileReaderStore(fileURL: file, fileSystem: FaultyFileSystem.failing(.remove, errno: EIO))
       let error = #expect(throws: ReaderError.self) { try failing.clearLastReader() }
       #expect(error?.code == .storeUnavailable)
       #expect(error?.context["step"] == "remove")
