@@ -37,6 +37,15 @@ let package = Package(
     .testTarget(
       name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "readerkit-store-probe"],
       exclude: ["Updates/Server"], swiftSettings: strict),
+    // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
+    // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
+    .target(
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit"], path: "Tests/FuzzHarnesses",
+      swiftSettings: strict),
+    .executableTarget(
+      name: "readerkit-fuzz", dependencies: ["FuzzHarnesses"], path: "Tests/Fuzz", swiftSettings: strict),
+    .testTarget(
+      name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], exclude: ["Corpus"], swiftSettings: strict),
     // A process that saves to a file store for ever, for the tests that kill it mid-save.
     .executableTarget(
       name: "readerkit-store-probe", dependencies: ["ReaderKit", "ReaderCore"], path: "Tests/StoreProbe",

@@ -4,7 +4,7 @@ import ReaderCore
 /// The saved reader's versioned JSON record, the one format both stores keep:
 /// `FileReaderStore` writes these bytes to its file and `UserDefaultsReaderStore` stores the same bytes
 /// under its key.
-enum SavedReaderRecord {
+package enum SavedReaderRecord {
   /// The record version this build writes and reads.
   static let version = 1
 
@@ -33,7 +33,7 @@ enum SavedReaderRecord {
   }
 
   /// The record as JSON with sorted keys and a final newline.
-  static func encode(_ reader: SavedReader, path: String) throws(ReaderError) -> [UInt8] {
+  package static func encode(_ reader: SavedReader, path: String) throws(ReaderError) -> [UInt8] {
     let record = RecordV1(
       version: version, serialNumber: reader.serialNumber, locationId: reader.locationId,
       deviceType: reader.deviceType?.rawValue, simulated: reader.simulated ? true : nil)
@@ -143,7 +143,7 @@ enum SavedReaderRecord {
   static let maximumSize = 64 * 1024
 
   /// What a store finds where the record should be.
-  enum Found {
+  package enum Found {
     case missing
     case record(SavedReader)
     case corrupt(ReaderError)
@@ -151,7 +151,7 @@ enum SavedReaderRecord {
 
   /// Classifies stored bytes: a record, or `storeCorrupt` with `context` (where the bytes live) merged
   /// into the error's context.
-  static func classify(_ bytes: some Collection<UInt8>, context: [String: String]) -> Found {
+  package static func classify(_ bytes: some Collection<UInt8>, context: [String: String]) -> Found {
     if bytes.count > maximumSize { return .corrupt(tooLarge(size: bytes.count, context: context)) }
     switch decode(bytes) {
     case .success(let reader):

@@ -1,6 +1,6 @@
 /// A JSON syntax checker (RFC 8259) that finds the byte offset of the first error, used only to
 /// explain why `JSONDecoder` rejected a saved record or a manifest.
-struct JSONSyntax {
+package struct JSONSyntax {
   private let bytes: [UInt8]
   private var index = 0
 
@@ -8,7 +8,7 @@ struct JSONSyntax {
 
   /// The byte offset of the first syntax error, or `nil` when `bytes` are one JSON value (nested at
   /// most 512 deep) with only white space around it.
-  static func firstErrorOffset(in bytes: [UInt8]) -> Int? {
+  package static func firstErrorOffset(in bytes: [UInt8]) -> Int? {
     var scanner = JSONSyntax(bytes)
     scanner.skipWhiteSpace()
     guard scanner.value(depth: 0) else { return scanner.index }

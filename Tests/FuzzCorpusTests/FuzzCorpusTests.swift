@@ -1,0 +1,57 @@
+import Foundation
+import FuzzHarnesses
+import Testing
+
+/// Every input kept in `Corpus/<harness>/` — the seeds the fuzzer starts from, and each input that
+/// once crashed a parser — runs through its harness on every test run, so a fixed crash stays fixed.
+@Suite struct FuzzCorpusTests {
+  static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
+
+  static func inputs(_ harness: FuzzHarness) -> [URL] {
+    let directory = corpus.appendingPathComponent(harness.rawValue)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    return names.sorted().map { directory.appendingPathComponent($0) }
+  }
+
+  @Test(arguments: FuzzHarness.allCases)
+  func everyKeptInputRunsThroughItsHarness(_ harness: FuzzHarness) throws {
+    let inputs = Self.inputs(harness)
+    #expect(inputs.count >= 3, "the corpus of \(harness) holds \(inputs.count) inputs")
+    for input in inputs { harness.run(Array(try Data(contentsOf: input))) }
+  }
+
+  @Test(arguments: FuzzHarness.allCases)
+  func mutatedCorpusInputsNeverCrashAHarness(_ harness: FuzzHarness) throws {
+    let seed = UInt64.random(in: 1...UInt64.max)
+    var random = SplitMix(seed)
+    let inputs = try Self.inputs(harness).map { Array(try Data(contentsOf: $0)) }
+    print("FuzzCorpusTests: \(harness) runs 2,000 mutated inputs, seed \(seed)")
+    for _ in 0..<2_000 {
+      guard var bytes = inputs.randomElement(using: &random) else { return }
+      for _ in 0...Int(random.next() % 4) {
+        let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count))
+        switch random.next() % 4 {
+        case 0 where !bytes.isEmpty: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+        case 1: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: position)
+        case 2 where !bytes.isEmpty: bytes.remove(at: position)
+        default: bytes = Array(bytes.prefix(position))
+        }
+      }
+      // A crash here ends the run; the seed printed below reproduces it.
+      harness.run(bytes)
+    }
+  }
+}
+
+/// A small seeded generator, so a run can be repeated from its printed seed.
+struct SplitMix: RandomNumberGenerator {
+  private var state: UInt64
+  init(_ seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
