@@ -1,4 +1,5 @@
 import Foundation
+import MCUmgr
 import NFCKit
 import ReaderCore
 import ReaderKit
@@ -16,6 +17,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case jsonSyntax
   /// The update manifest parser.
   case manifest
+  /// `CBORDecoder`, with an encode/decode round trip.
+  case cbor
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -24,6 +27,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .storeRecord: Self.storeRecord(bytes)
     case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
     case .manifest: Self.manifest(bytes)
+    case .cbor: Self.cbor(bytes)
     }
   }
 
@@ -56,6 +60,15 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .missing, .corrupt:
       break
     }
+  }
+
+  private static func cbor(_ bytes: [UInt8]) {
+    guard let value = try? CBORDecoder().decode(bytes) else { return }
+    let encoded = CBOREncoder.encode(value)
+    guard let again = try? CBORDecoder().decode(encoded), again == value else {
+      fatalError("a decoded CBOR item does not decode the same after re-encoding: \(encoded)")
+    }
+    guard CBOREncoder.encode(again) == encoded else { fatalError("re-encoding is not stable") }
   }
 
   private static func manifest(_ bytes: [UInt8]) {
