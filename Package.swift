@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "ReaderKit", targets: ["ReaderKit"]),
     .library(name: "ReaderSimulator", targets: ["ReaderSimulator"]),
     .library(name: "NFCKit", targets: ["NFCKit"]),
+    .library(name: "MCUmgr", targets: ["MCUmgr"]),
     .executable(name: "readerctl", targets: ["readerctl"]),
     .executable(name: "reader-bench", targets: ["reader-bench"]),
   ],
@@ -28,6 +29,9 @@ let package = Package(
       ], swiftSettings: strict),
     // The system's libcrypto, for SHA-256 on Linux (Apple platforms use CryptoKit).
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+    // MCUmgr's SMP (CBOR, frames, the client, MCUboot image updates) and the reader link over it; pure
+    // Swift over a small transport protocol that a Bluetooth backend implements.
+    .target(name: "MCUmgr", dependencies: ["ReaderCore"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions.
     .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
@@ -40,7 +44,7 @@ let package = Package(
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(
-      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit"], path: "Tests/FuzzHarnesses",
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "MCUmgr"], path: "Tests/FuzzHarnesses",
       swiftSettings: strict),
     .executableTarget(
       name: "readerkit-fuzz", dependencies: ["FuzzHarnesses"], path: "Tests/Fuzz", swiftSettings: strict),
@@ -58,6 +62,9 @@ let package = Package(
       name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
+    .testTarget(
+      name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],
+      swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )
