@@ -19,7 +19,7 @@ let package = Package(
     // Domain types, transport protocols, the scheduler and the pure state machines.
     .target(name: "ReaderCore", swiftSettings: strict),
     // The deterministic simulated world behind the transport protocols (Bluetooth readers, NFC tags).
-    .target(name: "ReaderSimulator", dependencies: ["ReaderCore", "NFCKit"], swiftSettings: strict),
+    .target(name: "ReaderSimulator", dependencies: ["ReaderCore", "NFCKit", "PCSCKit"], swiftSettings: strict),
     // The Terminal facade and the drivers that run the state machines.
     .target(
       name: "ReaderKit",
@@ -28,8 +28,11 @@ let package = Package(
       ], swiftSettings: strict),
     // The system's libcrypto, for SHA-256 on Linux (Apple platforms use CryptoKit).
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-    // NDEF codec and NFC reader sessions.
-    .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
+    // NDEF codec and NFC reader sessions, with the PC/SC backend's radio on Linux.
+    .target(name: "NFCKit", dependencies: ["ReaderCore", "PCSCKit"], swiftSettings: strict),
+    // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
+    // and Type 2 NDEF mappings.
+    .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
     .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
@@ -40,7 +43,8 @@ let package = Package(
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(
-      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit"], path: "Tests/FuzzHarnesses",
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "PCSCKit"],
+      path: "Tests/FuzzHarnesses",
       swiftSettings: strict),
     .executableTarget(
       name: "readerkit-fuzz", dependencies: ["FuzzHarnesses"], path: "Tests/Fuzz", swiftSettings: strict),
@@ -57,6 +61,8 @@ let package = Package(
     .testTarget(
       name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
       swiftSettings: strict),
+    .testTarget(
+      name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
