@@ -59,7 +59,7 @@ let package = Package(
       name: "ReaderKitSwift5Tests", dependencies: ["ReaderKit", "ReaderSimulator"],
       swiftSettings: strict + [.swiftLanguageMode(.v5)]),
     .testTarget(
-      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
+      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit"], exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),

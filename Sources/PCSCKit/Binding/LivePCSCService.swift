@@ -89,7 +89,7 @@ package final class LivePCSCService: PCSCService {
     old.retire()
   }
 
-  package func probeReaders() -> Result<[String], PCSCError> {
+  package func probe() -> Result<[PCSCReaderState], PCSCError> {
     Lane(library: library, id: UInt64.max, label: "PCSCKit.probe").probe()
   }
 }
@@ -237,9 +237,12 @@ private final class Lane: @unchecked Sendable {
       _ = library.disconnect(card.handle, 0)  // SCARD_LEAVE_CARD
     }
 
-    func probe() -> Result<[String], PCSCError> {
+    func probe() -> Result<[PCSCReaderState], PCSCError> {
       defer { dropContext() }
-      return listReaders()
+      return listReaders().flatMap { names in
+        guard !names.isEmpty else { return .success([]) }
+        return waitForChange(names.map { PCSCReaderState(name: $0) }, timeout: .zero)
+      }
     }
   #else
     private func dropContext() {}
@@ -253,6 +256,6 @@ private final class Lane: @unchecked Sendable {
     func connect(_ reader: String) -> Result<PCSCCard, PCSCError> { unsupported("SCardConnect") }
     func transmit(_ apdu: [UInt8], to card: PCSCCard) -> Result<[UInt8], PCSCError> { unsupported("SCardTransmit") }
     func disconnect(_ card: PCSCCard) {}
-    func probe() -> Result<[String], PCSCError> { unsupported("SCardListReaders") }
+    func probe() -> Result<[PCSCReaderState], PCSCError> { unsupported("SCardListReaders") }
   #endif
 }

@@ -25,7 +25,8 @@ package protocol PCSCService: AnyObject, Sendable {
   /// Gives up the card lane, which a call blocks: later card calls go to a new one, and cards of the
   /// old lane answer `SCARD_E_INVALID_HANDLE`.
   func abandonCardLane()
-  /// The readers' names, now, blocking the caller for one round trip to the service: for a capability
-  /// check. Fails with `SCARD_E_NO_SERVICE` when the service is not running.
-  func probeReaders() -> Result<[String], PCSCError>
+  /// The readers and their states now (`eventState`, `atr`), blocking the caller for two round trips
+  /// to the service: for a capability check or a listing. Fails with `SCARD_E_NO_SERVICE` when the
+  /// service is not running.
+  func probe() -> Result<[PCSCReaderState], PCSCError>
 }
