@@ -498,6 +498,12 @@ struct NFCSessionStateMachine {
       return NFCReaderError(
         .readerTransceiveErrorTagResponseError, "the tag answered with an error: \(detail)",
         context: ["operation": operation, "reason": "tagResponse", "detail": detail])
+    case .detailed(let failure, let message, let cause, let context):
+      var error = self.error(for: failure, operation: operation)
+      if let message { error.message = message }
+      error.cause = cause ?? error.cause
+      error.context.merge(context) { _, detail in detail }
+      return error
     }
     return NFCReaderError(code, message, context: ["operation": operation, "reason": reason])
   }
