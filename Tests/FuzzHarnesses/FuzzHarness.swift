@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import NFCKit
 import ReaderCore
@@ -16,6 +17,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case jsonSyntax
   /// The update manifest parser.
   case manifest
+  /// A D-Bus message from the bus, with a decode/encode round trip; the same bytes as a signature.
+  case dbusMessage
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -24,6 +27,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .storeRecord: Self.storeRecord(bytes)
     case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
     case .manifest: Self.manifest(bytes)
+    case .dbusMessage: Self.dbusMessage(bytes)
     }
   }
 
@@ -56,6 +60,18 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .missing, .corrupt:
       break
     }
+  }
+
+  private static func dbusMessage(_ bytes: [UInt8]) {
+    _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
+    _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
+    guard let message = try? DBusMessage.decode(bytes) else { return }
+    // Compared as bytes: a NaN double is not equal to itself as a value.
+    let encoded = message.encoded()
+    guard let again = try? DBusMessage.decode(encoded) else {
+      fatalError("a decoded D-Bus message does not decode after re-encoding")
+    }
+    guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
   }
 
   private static func manifest(_ bytes: [UInt8]) {
