@@ -30,6 +30,8 @@ let package = Package(
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
     // A small D-Bus client in Swift: the wire format (pure, bounded, fuzzed) and a Unix-socket connection.
     .target(name: "DBus", swiftSettings: strict),
+    // Real Bluetooth LE readers on Linux: BlueZ (bluetoothd) over the D-Bus system bus.
+    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions.
     .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
@@ -60,6 +62,7 @@ let package = Package(
       name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
+    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
