@@ -44,7 +44,8 @@ let package = Package(
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(
-      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "DBus"], path: "Tests/FuzzHarnesses",
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "DBus", "BlueZ"],
+      path: "Tests/FuzzHarnesses",
       swiftSettings: strict),
     .executableTarget(
       name: "readerkit-fuzz", dependencies: ["FuzzHarnesses"], path: "Tests/Fuzz", swiftSettings: strict),

@@ -1,3 +1,4 @@
+import BlueZ
 import DBus
 import Foundation
 import NFCKit
@@ -17,7 +18,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case jsonSyntax
   /// The update manifest parser.
   case manifest
-  /// A D-Bus message from the bus, with a decode/encode round trip; the same bytes as a signature.
+  /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
+  /// `GetManagedObjects` reply; the same bytes as a signature.
   case dbusMessage
 
   /// Runs the harness on one input.
@@ -66,6 +68,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
     _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
     guard let message = try? DBusMessage.decode(bytes) else { return }
+    _ = BlueZSignal(message)
+    _ = BlueZSignal.managedObjects(message)
     // Compared as bytes: a NaN double is not equal to itself as a value.
     let encoded = message.encoded()
     guard let again = try? DBusMessage.decode(encoded) else {
