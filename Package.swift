@@ -32,6 +32,10 @@ let package = Package(
     // MCUmgr's SMP (CBOR, frames, the client, MCUboot image updates) and the reader link over it; pure
     // Swift over a small transport protocol that a Bluetooth backend implements.
     .target(name: "MCUmgr", dependencies: ["ReaderCore"], swiftSettings: strict),
+    // A small D-Bus client in Swift: the wire format (pure, bounded, fuzzed) and a Unix-socket connection.
+    .target(name: "DBus", swiftSettings: strict),
+    // Real Bluetooth LE readers on Linux: BlueZ (bluetoothd) over the D-Bus system bus.
+    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions, with the PC/SC backend's radio on Linux.
     .target(name: "NFCKit", dependencies: ["ReaderCore", "PCSCKit"], swiftSettings: strict),
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
@@ -47,7 +51,7 @@ let package = Package(
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(
-      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "PCSCKit", "MCUmgr"],
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "PCSCKit", "MCUmgr", "DBus", "BlueZ"],
       path: "Tests/FuzzHarnesses",
       swiftSettings: strict),
     .executableTarget(
@@ -67,6 +71,8 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
+    .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
+    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
     .testTarget(
       name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],

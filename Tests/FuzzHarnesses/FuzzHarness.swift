@@ -1,3 +1,5 @@
+import BlueZ
+import DBus
 import Foundation
 import MCUmgr
 import NFCKit
@@ -25,6 +27,9 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case cbor
   /// `SMPReassembler` over notifications cut from the input, and the frames it puts together.
   case smpFrames
+  /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
+  /// `GetManagedObjects` reply; the same bytes as a signature.
+  case dbusMessage
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -36,6 +41,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .tagResponses: Self.tagResponses(bytes)
     case .cbor: Self.cbor(bytes)
     case .smpFrames: Self.smpFrames(bytes)
+    case .dbusMessage: Self.dbusMessage(bytes)
     }
   }
 
@@ -132,5 +138,19 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
         _ = try? CBORDecoder().decode(frame.body)
       }
     }
+  }
+
+  private static func dbusMessage(_ bytes: [UInt8]) {
+    _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
+    _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
+    guard let message = try? DBusMessage.decode(bytes) else { return }
+    _ = BlueZSignal(message)
+    _ = BlueZSignal.managedObjects(message)
+    // Compared as bytes: a NaN double is not equal to itself as a value.
+    let encoded = message.encoded()
+    guard let again = try? DBusMessage.decode(encoded) else {
+      fatalError("a decoded D-Bus message does not decode after re-encoding")
+    }
+    guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
   }
 }
