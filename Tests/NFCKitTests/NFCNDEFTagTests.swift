@@ -22,28 +22,29 @@ import Testing
 
   private static func connect(_ h: NFCHarness, _ session: NFCNDEFReaderSession, _ tag: NFCNDEFTag) -> NFCReaderError?? {
     let result = Box<NFCReaderError?>()
-    session.connect(to: tag) { result.put($0) }
+    session.connect(to: tag) { result.put(readerError($0)) }
     h.run(.seconds(1))
     return result.last
   }
 
-  private static func read(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NFCNDEFMessage?, NFCReaderError?)? {
-    let result = Box<(NFCNDEFMessage?, NFCReaderError?)>()
-    tag.readNDEF { result.put(($0, $1)) }
+  /// Reads `tag` through Core NFC's completion handler; the message in NFCKit's form.
+  private static func read(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NDEFMessage?, NFCReaderError?)? {
+    let result = Box<(NDEFMessage?, NFCReaderError?)>()
+    tag.readNDEF { message, error in result.put((message.flatMap { try? NDEFMessage($0) }, readerError(error))) }
     h.run(.seconds(1))
     return result.last
   }
 
   private static func status(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NFCNDEFStatus, Int, NFCReaderError?)? {
     let result = Box<(NFCNDEFStatus, Int, NFCReaderError?)>()
-    tag.queryNDEFStatus { result.put(($0, $1, $2)) }
+    tag.queryNDEFStatus { result.put(($0, $1, readerError($2))) }
     h.run(.seconds(1))
     return result.last
   }
 
-  private static func write(_ h: NFCHarness, _ tag: NFCNDEFTag, _ message: NFCNDEFMessage) -> NFCReaderError?? {
+  private static func write(_ h: NFCHarness, _ tag: NFCNDEFTag, _ message: NDEFMessage) -> NFCReaderError?? {
     let result = Box<NFCReaderError?>()
-    tag.writeNDEF(message) { result.put($0) }
+    tag.writeNDEF(message) { result.put(readerError($0)) }
     h.run(.seconds(1))
     return result.last
   }
@@ -72,7 +73,7 @@ import Testing
     #expect(h.radio.tag("t")?.ndefBytes == NFCHarness.poster.encoded(), "the simulated tag holds what was written")
     #expect(Self.read(h, tag)?.0 == NFCHarness.poster)
     let locked = Box<NFCReaderError?>()
-    tag.writeLock { locked.put($0) }
+    tag.writeLock { locked.put(readerError($0)) }
     h.run(.seconds(1))
     #expect(locked.all == [nil])
     #expect(Self.status(h, tag)?.0 == .readOnly)
@@ -181,7 +182,9 @@ import Testing
     let observer = h.system.addEventObserver { event in
       if case .didInvalidate = event.kind { order.withLock { $0.append("didInvalidate") } }
     }
-    tag.readNDEF { _, error in order.withLock { $0.append("read:\(error.map { "\($0.code)" } ?? "ok")") } }
+    tag.readNDEF { _, error in
+      order.withLock { $0.append("read:\(readerError(error).map { "\($0.code)" } ?? "ok")") }
+    }
     session.invalidate()
     h.run(.seconds(1))
     h.system.removeEventObserver(observer)
@@ -254,10 +257,10 @@ import Testing
       return
     }
     try await session.connect(to: tag)
-    #expect(try await tag.readNDEF() == NFCHarness.hello)
+    #expect(try await NDEFMessage(tag.readNDEF()) == NFCHarness.hello)
     try await tag.writeNDEF(NFCHarness.poster)
     #expect(try await tag.queryNDEFStatus() == (.readWrite, 496))
-    #expect(try await tag.readNDEF() == NFCHarness.poster)
+    #expect(try await NDEFMessage(tag.readNDEF()) == NFCHarness.poster)
     try await tag.writeLock()
     let notWritable = await #expect(throws: NFCReaderError.self) { try await tag.writeNDEF(NFCHarness.hello) }
     #expect(notWritable?.code == .ndefReaderSessionErrorTagNotWritable)

@@ -171,7 +171,7 @@ import Testing
     let status = NFCRadioTagStatus(isNDEFFormatted: true, isWritable: false, capacity: 137)
     #expect(machine.response(Self.request(3), .status(status)) == [.complete(3, .status(.readOnly, capacity: 137))])
     #expect(
-      machine.perform(.writeNDEF(Self.hello), on: Self.ref(Self.tag), id: 4) == [
+      machine.perform(.writeNDEF(Self.hello.encoded()), on: Self.ref(Self.tag), id: 4) == [
         .send(.writeNDEF(Self.hello.encoded(), Self.tag), Self.request(4))
       ])
     #expect(machine.response(Self.request(4), .written) == [.complete(4, .done)])
@@ -264,7 +264,7 @@ import Testing
 
   @Test func theAppsInvalidateEndsWithUserCanceledAndFailsCommandsInFlightFirst() {
     var machine = Self.connected()
-    _ = machine.perform(.writeNDEF(Self.hello), on: Self.ref(Self.tag), id: 2)
+    _ = machine.perform(.writeNDEF(Self.hello.encoded()), on: Self.ref(Self.tag), id: 2)
     _ = machine.perform(.readNDEF, on: Self.ref(Self.tag), id: 3)
     let actions = machine.invalidate(errorMessage: "Bye")
     let invalidated = NFCReaderError(
