@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import NFCKit
 import ReaderCore
 import ReaderSimulator
@@ -138,6 +139,77 @@ import Testing
     #expect(!tag.isAvailable)
     #expect(Self.read(h, tag)?.1?.code == .readerTransceiveErrorTagConnectionLost)
     #expect(h.radio.tagsInField.isEmpty)
+  }
+
+  @Test func aTagThatLeftTheFieldIsUnavailableInsideTheCompletionThatReportsItsLoss() {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    h.radio.interruptNextTagCommand()
+    let seen = Box<(available: Bool, code: NFCReaderError.Code?)>()
+    tag.readNDEF { _, error in seen.put((tag.isAvailable, readerError(error)?.code)) }
+    h.run(.seconds(1))
+    #expect(seen.all.map(\.code) == [.readerTransceiveErrorTagConnectionLost])
+    #expect(seen.all.map(\.available) == [false], "the tag says it is gone when the app hears it is")
+  }
+
+  @Test func aTagTakenAwayDuringAWriteIsUnavailableInsideTheWritesCompletion() {
+    let h = NFCHarness(timing: SimulatedNFCRadio.Timing(command: .milliseconds(200)))
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let seen = Box<(available: Bool, code: NFCReaderError.Code?)>()
+    tag.writeNDEF(NFCNDEFMessage(NFCHarness.poster)) { error in seen.put((tag.isAvailable, readerError(error)?.code)) }
+    h.clock.advance(by: .milliseconds(50))
+    h.radio.remove("t")
+    h.run(.seconds(1))
+    #expect(seen.all.map(\.code) == [.readerTransceiveErrorTagConnectionLost])
+    #expect(seen.all.map(\.available) == [false])
+    #expect(delegate.recorded == [.didBecomeActive, .didDetectTags(1)], "nothing else reaches the delegate")
+  }
+
+  @Test func coreNFCsMessageIsWrittenWithItsPayloadsChunkSizeAndReadBackJoined() throws {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [.blank(name: "t")])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let data = Data((0..<40).map { UInt8($0) })
+    let message = NFCNDEFMessage(records: [
+      NFCNDEFPayload(format: .media, type: Data("a/b".utf8), identifier: Data(), payload: data, chunkSize: 16)
+    ])
+    let written = Box<NFCReaderError?>()
+    tag.writeNDEF(message) { written.put(readerError($0)) }
+    h.run(.seconds(1))
+    #expect(written.all == [nil])
+    let stored = try #require(h.radio.tag("t")?.ndefBytes)
+    #expect(stored.count == message.length)
+    #expect(stored.first.map { $0 & 0x20 } == 0x20, "the first record is a chunk (CF set)")
+    let read = Box<NFCNDEFMessage?>()
+    tag.readNDEF { message, _ in read.put(message) }
+    h.run(.seconds(1))
+    let readBack = read.last ?? nil
+    #expect(readBack?.records.first?.payload == data)
+    #expect(readBack == message)
+  }
+
+  @Test func aCoreNFCMessageThatBreaksAnNDEFRuleIsNotWrittenAndSaysWhy() {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let bad = NFCNDEFMessage(records: [
+      NFCNDEFPayload(format: .empty, type: Data("x".utf8), identifier: Data(), payload: Data())
+    ])
+    let written = Box<NFCReaderError?>()
+    tag.writeNDEF(bad) { written.put(readerError($0)) }
+    h.run(.seconds(1))
+    let error = written.last ?? nil
+    #expect(error?.code == .readerErrorInvalidParameter)
+    #expect(error?.ndefError?.code == .invalidRecord)
+    #expect(error?.context["field"] == "type")
+    #expect(error?.context["record"] == "0")
+    #expect(h.radio.tag("t")?.ndefBytes == NFCHarness.hello.encoded(), "the tag is left alone")
   }
 
   @Test func restartPollingMakesOldHandlesStaleAndReportsTheTagsAgain() {
