@@ -2,39 +2,17 @@ import Foundation
 import ReaderKit
 import ReaderSimulator
 
-/// Benchmarks the terminal engine on the simulator; every figure is a ratio taken within one round of
-/// this run (see `Comparison`), so runs on different machines compare by their ratios.
-///
-/// - `soak`: an M2 connected for `days` simulated days, carried out of range for 30 s every hour
-///   and rebooting itself every 24 hours; reports simulated time over wall time, and checks that every
-///   reconnection succeeded.
-/// - `scheduler`: `items` work items with seeded random deadlines through a `VirtualClock`,
-///   against sorting the same deadlines with the standard library (the floor for any ordered queue).
-func runTerminalBenchmark(days: Int, items: Int) -> [Ratio] {
+/// Benchmarks the terminal engine on the simulator: an M2 connected for `days` simulated days, carried out of
+/// range for 30 s every hour and rebooting itself every 24 hours; reports simulated time over wall time in each
+/// round, and checks that every reconnection succeeded. (The scheduler under it has a benchmark of its own.)
+func runTerminalBenchmark(days: Int) -> [Ratio] {
   let soak = TerminalSoak(days: max(1, days))
-  let count = max(1, items)
-  var random = SeededRandom(seed: 7)
-  let deadlines = (0..<count).map { _ in Duration.milliseconds(Int64(random.next() % 86_400_000)) }
-  let timings = Comparison([
-    .init("terminal.soak") { soak.run() },
-    .init("scheduler.virtualClock") {
-      let clock = VirtualClock()
-      let counter = Counter()
-      for deadline in deadlines { clock.schedule(after: deadline) { counter.increment() } }
-      clock.runUntilQuiet(limit: .seconds(86_400))
-      precondition(counter.value == count, "every item ran")
-    },
-    .init("scheduler.sort") {
-      let order = deadlines.enumerated().sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
-      precondition(order.count == count)
-    },
-  ]).measure()
+  let timings = Comparison([.init("terminal.soak") { soak.run() }]).measure()
   let simulated = Double(max(1, days) * 86_400)
   let ratios = [
     Ratio(
       name: "terminal.soak: simulated time / wall time",
-      samples: timings.times("terminal.soak").map { simulated / $0 }, goal: nil),
-    timings.ratio("scheduler: sort / VirtualClock", "scheduler.sort", over: "scheduler.virtualClock"),
+      samples: timings.times("terminal.soak").map { simulated / $0 }, goal: nil)
   ]
   print(
     """
@@ -42,7 +20,6 @@ func runTerminalBenchmark(days: Int, items: Int) -> [Ratio] {
       soak: \(max(1, days)) simulated days of an M2 (walk-away every hour, security reboot every day) in \
     \(format(timings.median("terminal.soak") * 1000)) ms of wall time (median), \
     \(soak.reconnections) reconnections, \(soak.failures) failed, \(soak.events) events
-      scheduler: \(count) items with random deadlines through a VirtualClock, against sorting the same deadlines
     """)
   print(ratios.map(\.line).joined(separator: "\n"))
   return ratios
@@ -100,10 +77,4 @@ private nonisolated final class Finder: DiscoveryDelegate, MobileReaderDelegate,
   // Only touched on the thread that drives the virtual clock.
   var readers: [Reader] = []
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { self.readers = readers }
-}
-
-private final class Counter: @unchecked Sendable {
-  // Only touched on the thread that drives the virtual clock.
-  private(set) var value = 0
-  func increment() { value += 1 }
 }
