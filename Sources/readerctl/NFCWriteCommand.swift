@@ -15,28 +15,10 @@ enum NFCWriteCommand {
   static let alertMessage = "Hold the tag near the reader to write it."
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    // The record flags keep their order (and `--lang` belongs to the `--text` before it), so they are
-    // taken out first, exactly as `ndef encode` takes them; the rest are this command's options.
-    var specs: [NDEFCommand.RecordSpec] = []
-    var rest: [String] = []
-    var index = 0
-    while index < arguments.count {
-      if arguments[index] == "--" {
-        rest += arguments[index...]
-        break
-      }
-      do throws(NDEFCommandFailure) {
-        if try NDEFCommand.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
-      } catch {
-        guard case .usage(let message?) = error else { throw UsageError("bad record options") }
-        throw UsageError(message)
-      }
-      rest.append(arguments[index])
-      index += 1
-    }
-    let options = try ArgumentList(rest, flags: ["json", "read-only"], options: ["capacity", "seed", "speed"])
+    let options = try NFCCommand.writeHelp.parse(arguments)
     _ = try options.positionals(named: [])
-    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri or --mime") }
+    let specs = try RecordOptions.specs(options)
+    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri, --mime or --poster") }
     let capacity = try options.integer(
       "capacity", default: SimulatedNFCTag.defaultCapacity, in: 0...NFCCommand.tagLimit)
     let readOnly = options.has("read-only")
