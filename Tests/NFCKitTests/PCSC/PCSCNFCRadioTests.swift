@@ -40,16 +40,16 @@ import Testing
       $0 = { session, tags in
         let tag = tags[0]
         session.connect(to: tag) { error in
-          steps.put("connect \(error.map { "\($0.code)" } ?? "ok")")
+          steps.put("connect \(error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok")")
           tag.writeNDEF(PCSCHarness.poster) { error in
-            steps.put("write \(error.map { "\($0.code)" } ?? "ok")")
+            steps.put("write \(error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok")")
             tag.readNDEF { message, _ in
-              steps.put("read \(message == PCSCHarness.poster)")
+              steps.put("read \(message == NFCNDEFMessage(PCSCHarness.poster))")
               tag.writeLock { error in
-                steps.put("lock \(error.map { "\($0.code)" } ?? "ok")")
+                steps.put("lock \(error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok")")
                 tag.queryNDEFStatus { status, capacity, _ in
                   steps.put("status \(status) \(capacity)")
-                  tag.writeNDEF(PCSCHarness.hello) { error in steps.put("write \(error.map { "\($0.code)" } ?? "ok")") }
+                  tag.writeNDEF(PCSCHarness.hello) { error in steps.put("write \(error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok")") }
                 }
               }
             }
