@@ -2,6 +2,7 @@
 /// `ReaderInputOptions` (same bits). ReaderKit does not collect payments, so nothing reports them;
 /// the type lets a `MobileReaderDelegate` written for Stripe's SDK compile.
 public struct ReaderInputOptions: OptionSet, Sendable, Hashable {
+  /// The bits, as Stripe's `SCPReaderInputOptions` sets them.
   public let rawValue: UInt
   /// Creates options from their bits.
   public init(rawValue: UInt) { self.rawValue = rawValue }

@@ -17,6 +17,7 @@ final class MessagesTableViewController: SampleTableViewController, NFCNDEFReade
   var detectedMessages = [NFCNDEFMessage]()
   var session: NFCNDEFReaderSession?
   var alerts: [String] = []
+  var active = false
 
   func beginScanning(on system: NFCReaderSystem) {
     guard system.readingAvailable else {
@@ -52,7 +53,7 @@ final class MessagesTableViewController: SampleTableViewController, NFCNDEFReade
     }
   }
 
-  func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) {}
+  func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) { active = true }
 
   /// The payload list's text for one record.
   static func describe(_ payload: NFCNDEFPayload) -> String {
@@ -190,6 +191,7 @@ final class WriterViewController: SampleTableViewController, NFCNDEFReaderSessio
     for _ in 0..<10_000 where screen.detectedMessages.isEmpty {  // The sample hops to the main queue.
       await Task.yield()
     }
+    #expect(screen.active)
     #expect(screen.detectedMessages.count == 1)
     let records = screen.detectedMessages.first?.records ?? []
     #expect(records.map(MessagesTableViewController.describe) == ["T: hello (en)", "U: https://example.com/menu"])

@@ -1,9 +1,10 @@
 /// One entry of a reader system's ordered event log: every delegate call of every session, and
 /// every session that had to wait in line.
 ///
-/// Events are published on the system's scheduler, in order, before the delegate call they mirror;
-/// on a `VirtualClock` the log is a pure function of the seed and the script. `name` is stable, for
-/// logs and JSON.
+/// Events are published on the system's scheduler, in order, before the delegate call they mirror —
+/// except the first `didDetectTags` of a session whose delegate was not yet known to take tags, which
+/// follows the call that shows it does (see `NFCNDEFReaderSessionDelegate`). On a `VirtualClock` the log
+/// is a pure function of the seed and the script. `name` is stable, for logs and JSON.
 public struct NFCReaderEvent: Sendable, Hashable {
   /// When it happened: scheduler time since the scheduler started.
   public var time: Duration
