@@ -58,8 +58,13 @@ let package = Package(
     .testTarget(
       name: "ReaderKitSwift5Tests", dependencies: ["ReaderKit", "ReaderSimulator"],
       swiftSettings: strict + [.swiftLanguageMode(.v5)]),
+    // The virtual NFC tags the PC/SC daemon tests present to pcscd's vpcd readers.
+    .target(
+      name: "PCSCTestSupport", dependencies: ["PCSCKit", "ReaderCore"], path: "Tests/PCSCTestSupport",
+      exclude: ["virtual_tag.py"], swiftSettings: strict),
     .testTarget(
-      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit"], exclude: ["Oracle"],
+      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit", "PCSCTestSupport"],
+      exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
