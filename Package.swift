@@ -33,7 +33,7 @@ let package = Package(
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
     // and Type 2 NDEF mappings.
     .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
-    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit", "PCSCKit"], swiftSettings: strict),
     .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
@@ -68,7 +68,7 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
-    .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
+    .testTarget(name: "readerctlTests", dependencies: ["readerctl", "PCSCTestSupport"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )

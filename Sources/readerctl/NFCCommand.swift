@@ -8,6 +8,7 @@ enum NFCCommand {
     usage: readerctl nfc scan [--tags FILE...] [--continuous] [--hex] [--seed N] [--speed X] [--json]
            readerctl nfc write (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)... [--capacity N]
                                [--read-only] [--seed N] [--speed X] [--json]
+           readerctl nfc readers | scan --pcsc | write --pcsc | replay FILE   (real readers: `readerctl nfc help pcsc`)
 
       Reader sessions on a simulated NFC device with Core NFC's rules: one session at a time, each
       ending at the system's time limit (\(timeLimit) simulated seconds from begin()) unless something
@@ -55,13 +56,19 @@ enum NFCCommand {
   static let tagLimit = 64 * 1024
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    guard let subcommand = arguments.first else { throw UsageError("nfc needs a subcommand: scan or write") }
+    guard let subcommand = arguments.first else {
+      throw UsageError("nfc needs a subcommand: scan, write, readers or replay")
+    }
     let rest = Array(arguments.dropFirst())
     switch subcommand {
+    case "scan" where rest.contains("--pcsc"): return try NFCPCSCCommand.scan(rest, console: console)
+    case "write" where rest.contains("--pcsc"): return try NFCPCSCWrite.run(rest, console: console)
     case "scan": return try NFCScanCommand.run(rest, console: console)
     case "write": return try NFCWriteCommand.run(rest, console: console)
+    case "readers": return try NFCPCSCCommand.readers(rest, console: console)
+    case "replay": return try NFCReplayCommand.run(rest, console: console)
     case "help":
-      console.write(usage)
+      console.write(rest.first == "pcsc" ? NFCPCSCCommand.usage : usage)
       return ExitStatus.success
     default: throw UsageError("unknown subcommand '\(subcommand)' for nfc")
     }

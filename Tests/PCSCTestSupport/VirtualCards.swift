@@ -121,6 +121,17 @@ public final class VirtualCards: Sendable {
     options.merging(["type": "t2", "message": message.map(hex) ?? NSNull()]) { $1 }
   }
 
+  /// The bytes of hex text (`"d10105"`).
+  public static func bytes(_ hex: String) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+      result.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+      index = next
+    }
+    return result
+  }
+
   public static func hex(_ bytes: [UInt8]) -> String {
     bytes.map { byte in
       let digits = String(byte, radix: 16)
@@ -155,8 +166,19 @@ public enum VPCD {
   /// The one line a skipped run prints.
   public static var skipNote: String { "PC/SC daemon tests skipped: \(unavailableReason ?? "")" }
 
+  /// Waits (at most 5 s) until pcscd reports a card in `reader`.
+  public static func waitUntilPresent(_ reader: String) throws {
+    try waitUntil(reader, "a card in it") { $0.flags & PCSCReaderState.present != 0 }
+  }
+
   /// Waits (at most 5 s) until pcscd reports `reader` empty.
   public static func waitUntilEmpty(_ reader: String) throws {
+    try waitUntil(reader, "empty") { $0.flags & PCSCReaderState.empty != 0 }
+  }
+
+  private static func waitUntil(
+    _ reader: String, _ what: String, _ condition: (PCSCReaderState) -> Bool
+  ) throws {
     guard case .success(let service) = LivePCSCService.system(scheduler: LiveScheduler(label: "VPCD.wait")) else {
       throw VirtualCards.Failure(description: "libpcsclite cannot be loaded")
     }
@@ -165,7 +187,7 @@ public enum VPCD {
       guard let state = try service.probe().get().first(where: { $0.name == reader }) else {
         throw VirtualCards.Failure(description: "pcscd has no reader \(reader)")
       }
-      if state.flags & PCSCReaderState.empty != 0 { return }
+      if condition(state) { return }
       let changed = DispatchSemaphore(value: 0)
       service.waitForChange(
         [PCSCReaderState(name: reader, currentState: state.eventState & ~PCSCReaderState.changed)],
@@ -173,7 +195,7 @@ public enum VPCD {
       ) { _ in changed.signal() }
       changed.wait()
     }
-    throw VirtualCards.Failure(description: "pcscd did not see \(reader) empty within 5 s")
+    throw VirtualCards.Failure(description: "pcscd did not see \(reader) \(what) within 5 s")
   }
 
   /// Runs `body` holding the vpcd readers: tests in any suite or process that present virtual cards

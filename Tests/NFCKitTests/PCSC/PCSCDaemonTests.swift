@@ -198,7 +198,8 @@ struct PCSCDaemonTests {
 /// The one line the daemon tests print when they skip.
 let pcscdSkipNote = Comment(rawValue: VPCD.skipNote)
 
-/// A reader system on the host's pcsc-lite, in real time, with a private session line and its events.
+/// A reader system on the host's pcsc-lite, in real time (on a thread of its own, see `ThreadScheduler`),
+/// with a private session line and its events.
 final class LiveSystem: Sendable {
   struct Timeout: Error, CustomStringConvertible {
     let description: String
@@ -215,7 +216,7 @@ final class LiveSystem: Sendable {
     configuration.commandTimeout = .milliseconds(500)
     configuration.busyTimeout = busyTimeout
     configuration.reader = VirtualCards.firstReader
-    let scheduler = LiveScheduler<ContinuousClock>(label: "test.pcscd")
+    let scheduler = ThreadScheduler(label: "test.pcscd")
     guard let radio = PCSCNFCRadio(configuration: configuration, scheduler: scheduler) else {
       throw Timeout(description: "libpcsclite cannot be loaded")
     }
