@@ -98,9 +98,10 @@ extension NFCRadioRecord {
       guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
         throw fail("not a JSON object")
       }
-      guard let seconds = object["t"] as? Double, seconds.isFinite, seconds >= 0, seconds < 1e9,
-        let time = Duration.seconds(exactly: seconds)
-      else { throw fail("no time `t` in seconds") }
+      guard let seconds = object["t"] as? Double, seconds.isFinite, seconds >= 0, seconds < 1e9 else {
+        throw fail("no time `t` in seconds")
+      }
+      let time = Duration.microseconds(Int64((seconds * 1_000_000).rounded()))
       do {
         records.append(NFCRadioRecord(time: time, try entry(object)))
       } catch {
