@@ -41,8 +41,9 @@ let package = Package(
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
     // and Type 2 NDEF mappings.
     .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
-    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
-    .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit", "PCSCKit"], swiftSettings: strict),
+    .executableTarget(
+      name: "reader-bench", dependencies: ["ReaderKit", "NFCKit", "PCSCKit"], swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
@@ -69,14 +70,19 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v5)]),
     .testTarget(
       name: "NFCKitSwift5Tests", dependencies: ["NFCKit", "ReaderSimulator"], swiftSettings: [.swiftLanguageMode(.v5)]),
+    // The virtual NFC tags the PC/SC daemon tests present to pcscd's vpcd readers.
+    .target(
+      name: "PCSCTestSupport", dependencies: ["PCSCKit", "ReaderCore"], path: "Tests/PCSCTestSupport",
+      exclude: ["virtual_tag.py"], swiftSettings: strict),
     .testTarget(
-      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit"], exclude: ["Oracle"],
+      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit", "PCSCTestSupport"],
+      exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
     .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit"], swiftSettings: strict),
-    .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
+    .testTarget(name: "readerctlTests", dependencies: ["readerctl", "PCSCTestSupport"], swiftSettings: strict),
     .testTarget(
       name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],
       swiftSettings: strict),

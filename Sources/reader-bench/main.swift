@@ -34,6 +34,9 @@ let benchmarks = [
   Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
     runNFCBenchmarkAndPrint()
   },
+  Benchmark(name: "pcsc", summary: "a 4 KiB NDEF read through pcscd against bare SCardTransmit of the same APDUs") {
+    runPCSCBenchmarkAndPrint()
+  },
 ]
 
 let usage =

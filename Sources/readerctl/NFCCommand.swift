@@ -15,8 +15,13 @@ enum NFCCommand {
     subcommands: [
       ("scan", "read tag files through reader sessions and print every message read"),
       ("write", "write a message built as `readerctl ndef encode` builds it to a blank tag, and read it back"),
+      ("readers", "list the PC/SC readers and whether a card is present"),
+      ("replay", "replay a recording of a real reader's session on the simulated clock"),
     ],
-    notes: ["Run 'readerctl nfc scan --help' or 'readerctl nfc write --help' for their options."],
+    notes: [
+      "Run 'readerctl nfc scan --help' or 'readerctl nfc write --help' for their options; "
+        + "'readerctl nfc help pcsc' for real readers (scan --pcsc, write --pcsc, readers, replay)."
+    ],
     exitStatuses: exitStatuses)
 
   static let scanHelp = CommandHelp(
@@ -108,13 +113,19 @@ enum NFCCommand {
   static let tagLimit = 64 * 1024
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    guard let subcommand = arguments.first else { throw UsageError("nfc needs a subcommand: scan or write") }
+    guard let subcommand = arguments.first else {
+      throw UsageError("nfc needs a subcommand: scan, write, readers or replay")
+    }
     let rest = Array(arguments.dropFirst())
     switch subcommand {
+    case "scan" where rest.contains("--pcsc"): return try NFCPCSCCommand.scan(rest, console: console)
+    case "write" where rest.contains("--pcsc"): return try NFCPCSCWrite.run(rest, console: console)
     case "scan": return try NFCScanCommand.run(rest, console: console)
     case "write": return try NFCWriteCommand.run(rest, console: console)
+    case "readers": return try NFCPCSCCommand.readers(rest, console: console)
+    case "replay": return try NFCReplayCommand.run(rest, console: console)
     case "help":
-      console.write(help.text)
+      console.write(rest.first == "pcsc" ? NFCPCSCCommand.usage : help.text)
       return ExitStatus.success
     default: throw UsageError("unknown subcommand '\(subcommand)' for nfc")
     }

@@ -116,7 +116,11 @@ public final class PCSCNFCRadio: NFCRadio, Sendable {
   // MARK: Performing the machine's actions
 
   private func feed(_ input: (inout PCSCRadioStateMachine) -> [PCSCRadioStateMachine.Action]) {
-    let (actions, handler) = driver.withLock { driver in (input(&driver.machine), driver.handler) }
+    let now = scheduler.elapsed
+    let (actions, handler) = driver.withLock { driver in
+      driver.machine.now = now
+      return (input(&driver.machine), driver.handler)
+    }
     for action in actions { perform(action, handler) }
   }
 

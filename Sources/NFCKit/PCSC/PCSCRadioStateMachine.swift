@@ -15,7 +15,9 @@ package import PCSCKit
 ///   and is reported removed, in that order. A tag removed and presented again is a new tag.
 /// - Commands run one at a time, first come first served, each as a `TagProcedure`; every APDU must be
 ///   answered within `commandTimeout`, or the tag counts as gone (and stays ignored until presented
-///   again) and the card lane, which the unanswered call blocks, is abandoned.
+///   again) and the card lane, which the unanswered call blocks, is abandoned. One watchdog timer
+///   checks the call in flight against its own start, so APDUs cost no timer each. A connect that does
+///   not return within the limit counts as the card being held by another program.
 /// - A card another program holds exclusively past `busyTimeout` ends the round with `.busy`; the
 ///   PC/SC service going away ends it with `.terminated` (`.unsupported` when it was never reached).
 /// - `stopPolling` ends a round with no event: the wait is cancelled, cards are released, the line is
@@ -44,7 +46,8 @@ package struct PCSCRadioStateMachine {
   package enum Timer: Sendable, Hashable {
     case lockRetry(NFCRadioRequestID)
     case busy(NFCRadioRequestID)
-    case command(UInt64)
+    /// The watchdog of the card lane: a call on it outstanding for `commandTimeout` is given up.
+    case stall(NFCRadioRequestID)
   }
 
   /// What the driver must do, in order.
@@ -91,9 +94,16 @@ package struct PCSCRadioStateMachine {
     case command(NFCRadioRequestID, NFCRadioTagID, TagOperation)
   }
 
+  /// The call on the card lane, and when it was made.
   private enum Running {
-    case attach(token: UInt64, reader: String, counter: UInt32, atr: [UInt8])
-    case command(token: UInt64, NFCRadioRequestID, NFCRadioTagID, TagProcedure)
+    case attach(token: UInt64, reader: String, counter: UInt32, atr: [UInt8], since: Duration)
+    case command(token: UInt64, NFCRadioRequestID, NFCRadioTagID, TagProcedure, since: Duration)
+
+    var since: Duration {
+      switch self {
+      case .attach(_, _, _, _, let since), .command(_, _, _, _, let since): since
+      }
+    }
   }
 
   private struct Polling {
@@ -107,6 +117,7 @@ package struct PCSCRadioStateMachine {
     var nextJob = 0
     var running: Running?
     var busyArmed = false
+    var stallArmed = false
     /// Whether the service answered in this round: losing it afterwards is its stopping.
     var reached = false
   }
@@ -121,6 +132,8 @@ package struct PCSCRadioStateMachine {
 
   private let settings: Settings
   private var state = State.idle
+  /// The time of the input being handled: the driver sets it before each input.
+  package var now = Duration.zero
   private var nextToken: UInt64 = 0
   private var nextTag: UInt64 = 0
 
@@ -195,17 +208,37 @@ package struct PCSCRadioStateMachine {
       }
       state = .polling(polling)
       return end(event: .pollingFailed(round, PCSCRadioFailure.heldElsewhere(reader, after: settings.busyTimeout)))
-    case .command(let token):
-      guard case .polling(var polling) = state, case .command(token, let request, let tag, _) = polling.running else {
+    case .stall(let round):
+      guard case .polling(var polling) = state, polling.round == round else { return [] }
+      state = .updating
+      polling.stallArmed = false
+      guard let running = polling.running else {
+        state = .polling(polling)
         return []
       }
-      state = .updating
+      let due = running.since + settings.commandTimeout
+      guard now >= due else {
+        // The call in flight is younger than the limit: look again when it would reach it.
+        polling.stallArmed = true
+        state = .polling(polling)
+        return [.arm(.stall(round), after: due - now)]
+      }
       polling.running = nil
-      var actions: [Action] = [
-        .emit(.response(request, .failed(PCSCRadioFailure.stalled(after: settings.commandTimeout)))),
-        .abandonCardLane,
-      ]
-      if let stalled = polling.tags[tag] { polling.readers[stalled.reader]?.ignored = stalled.counter }
+      var actions: [Action] = [.abandonCardLane]
+      switch running {
+      case .command(_, let request, let tag, _, _):
+        actions.insert(
+          .emit(.response(request, .failed(PCSCRadioFailure.stalled(after: settings.commandTimeout)))), at: 0)
+        if let stalled = polling.tags[tag] { polling.readers[stalled.reader]?.ignored = stalled.counter }
+      case .attach(_, let name, let counter, _, _):
+        // A connect that does not return: another program holds the card (in a transaction).
+        polling.readers[name]?.attaching = false
+        polling.readers[name]?.contended = counter
+        if !polling.busyArmed {
+          polling.busyArmed = true
+          actions.append(.arm(.busy(polling.round), after: settings.busyTimeout))
+        }
+      }
       // The abandoned lane's cards are unusable: every tag goes, and cards still present come back as
       // new tags through a new lane.
       for id in polling.tags.keys.sorted() { actions += removeTag(id, from: &polling, disconnect: false) }
@@ -284,7 +317,7 @@ package struct PCSCRadioStateMachine {
   }
 
   package mutating func connected(_ token: UInt64, _ result: Result<PCSCCard, PCSCError>) -> [Action] {
-    guard case .polling(var polling) = state, case .attach(token, let name, let counter, let atr) = polling.running
+    guard case .polling(var polling) = state, case .attach(token, let name, let counter, let atr, _) = polling.running
     else {
       // A card connected for a round that ended goes back at once.
       if case .success(let card) = result { return [.disconnect(card)] }
@@ -331,11 +364,11 @@ package struct PCSCRadioStateMachine {
 
   package mutating func transmitted(_ token: UInt64, _ result: Result<[UInt8], PCSCError>) -> [Action] {
     guard case .polling(var polling) = state,
-      case .command(token, let request, let tag, var procedure) = polling.running
+      case .command(token, let request, let tag, var procedure, _) = polling.running
     else { return [] }
     state = .updating
     polling.running = nil
-    var actions: [Action] = [.disarm(.command(token))]
+    var actions: [Action] = []
     switch result {
     case .failure(let error):
       actions.append(.emit(.response(request, .failed(PCSCRadioFailure.call(error)))))
@@ -374,9 +407,10 @@ package struct PCSCRadioStateMachine {
     case .polling(let polling):
       if polling.monitor != nil { actions.append(.cancelWait) }
       if polling.busyArmed { actions.append(.disarm(.busy(polling.round))) }
-      if case .command(let token, _, _, _) = polling.running {
+      if polling.stallArmed { actions.append(.disarm(.stall(polling.round))) }
+      if case .command = polling.running {
         // The lane is busy with a command that may never return: give it up, its cards with it.
-        actions += [.disarm(.command(token)), .abandonCardLane]
+        actions.append(.abandonCardLane)
       } else {
         actions += polling.tags.keys.sorted().compactMap { polling.tags[$0].map { .disconnect($0.card) } }
       }
@@ -438,9 +472,9 @@ package struct PCSCRadioStateMachine {
     guard let tag = polling.tags.removeValue(forKey: id) else { return [] }
     if polling.readers[tag.reader]?.tag == id { polling.readers[tag.reader]?.tag = nil }
     var actions: [Action] = []
-    if case .command(let token, let request, id, _) = polling.running {
+    if case .command(_, let request, id, _, _) = polling.running {
       polling.running = nil
-      actions += [.disarm(.command(token)), .emit(.response(request, .failed(.tagLost)))]
+      actions.append(.emit(.response(request, .failed(.tagLost))))
     }
     var kept: [Job] = []
     for job in polling.jobs[polling.nextJob...] {
@@ -481,8 +515,9 @@ package struct PCSCRadioStateMachine {
           continue
         }
         nextToken += 1
-        polling.running = .attach(token: nextToken, reader: name, counter: counter, atr: atr)
+        polling.running = .attach(token: nextToken, reader: name, counter: counter, atr: atr, since: now)
         actions.append(.connect(name, nextToken))
+        actions += watch(&polling)
       case .command(let request, let id, let operation):
         guard let tag = polling.tags[id] else {
           actions.append(.emit(.response(request, .failed(.tagLost))))
@@ -500,6 +535,14 @@ package struct PCSCRadioStateMachine {
     return actions
   }
 
+  /// Arms the card lane's watchdog unless it is armed: one timer however many calls, each checked
+  /// against its own start when the timer fires.
+  private func watch(_ polling: inout Polling) -> [Action] {
+    guard !polling.stallArmed else { return [] }
+    polling.stallArmed = true
+    return [.arm(.stall(polling.round), after: settings.commandTimeout)]
+  }
+
   /// Sends a procedure's next APDU, or answers its command.
   private mutating func proceed(
     _ step: TagStep, _ request: NFCRadioRequestID, _ id: NFCRadioTagID, _ procedure: TagProcedure,
@@ -509,8 +552,8 @@ package struct PCSCRadioStateMachine {
     case .transmit(let apdu):
       guard let tag = polling.tags[id] else { return [.emit(.response(request, .failed(.tagLost)))] }
       nextToken += 1
-      polling.running = .command(token: nextToken, request, id, procedure)
-      return [.transmit(apdu, tag.card, nextToken), .arm(.command(nextToken), after: settings.commandTimeout)]
+      polling.running = .command(token: nextToken, request, id, procedure, since: now)
+      return [.transmit(apdu, tag.card, nextToken)] + watch(&polling)
     case .finished(.success(let outcome)):
       let response: NFCRadioResponse
       switch outcome {

@@ -20,6 +20,8 @@ package final class SimulatedPCSCService: PCSCService {
     var card: (any SimulatedSmartCard)?
     var counter: UInt32 = 0
     var heldElsewhere = false
+    /// Another program holds a transaction on the card: connects block until it ends.
+    var inTransaction = false
     var stalled = false
     var cutsNextCommand = false
     var connection: Int?
@@ -36,8 +38,14 @@ package final class SimulatedPCSCService: PCSCService {
     var completion: @Sendable (Result<[UInt8], PCSCError>) -> Void
   }
 
+  private struct BlockedConnect {
+    var reader: String
+    var completion: @Sendable (Result<PCSCCard, PCSCError>) -> Void
+  }
+
   private struct World {
     var running = true
+    var blockedConnects: [BlockedConnect] = []
     var order: [String] = []
     var readers: [String: Reader] = [:]
     var wait: Wait?
@@ -123,6 +131,18 @@ package final class SimulatedPCSCService: PCSCService {
     change { world in world.readers[reader]?.heldElsewhere = held }
   }
 
+  /// Lets another program hold a transaction on the card in `reader` (`SCardBeginTransaction`), or end
+  /// it: meanwhile `connect` blocks, as pcsc-lite's does, and returns when it ends.
+  package func holdTransaction(_ reader: String, _ held: Bool) {
+    let released = world.withLock { world -> [BlockedConnect] in
+      world.readers[reader]?.inTransaction = held
+      guard !held else { return [] }
+      defer { world.blockedConnects.removeAll { $0.reader == reader } }
+      return world.blockedConnects.filter { $0.reader == reader }
+    }
+    for blocked in released { connect(blocked.reader, blocked.completion) }
+  }
+
   /// Makes the card in `reader` stop answering: its commands never return until it is taken away.
   package func stall(_ reader: String) {
     world.withLock { $0.readers[reader]?.stalled = true }
@@ -200,6 +220,10 @@ package final class SimulatedPCSCService: PCSCService {
       guard world.running else { return .failure(PCSCError("SCardEstablishContext", .noService)) }
       guard let state = world.readers[reader] else { return .failure(PCSCError("SCardConnect", .unknownReader)) }
       guard state.card != nil else { return .failure(PCSCError("SCardConnect", .noSmartcard)) }
+      if state.inTransaction {
+        world.blockedConnects.append(BlockedConnect(reader: reader, completion: completion))
+        return .failure(PCSCError("SCardConnect", .cancelled))  // not answered: it blocks
+      }
       guard !state.heldElsewhere, state.connection == nil else {
         return .failure(PCSCError("SCardConnect", .sharingViolation))
       }
@@ -208,6 +232,7 @@ package final class SimulatedPCSCService: PCSCService {
       world.readers[reader]?.connection = world.nextHandle
       return .success(PCSCCard(handle: world.nextHandle, activeProtocol: 2, lane: world.lane))
     }
+    if case .failure(let error) = result, error.code == .cancelled { return }
     answer(result, completion)
     if case .success = result { change { _ in } }
   }

@@ -189,6 +189,20 @@ import Testing
     #expect(delegate.errors.withLock { $0.last?.cause } == .pcsc(PCSCCode.sharingViolation.rawValue))
   }
 
+  @Test func aConnectBlockedByAnotherProgramsTransactionEndsTheSessionAsBusy() {
+    let h = PCSCHarness()
+    h.readerWithTag()
+    h.service.holdTransaction(PCSCHarness.reader, true)
+    let delegate = ReadDelegate()
+    h.readSession(delegate).begin()
+    // The connect is given up after the command timeout (2 s), then the busy timeout (2 s) runs.
+    h.run(.milliseconds(3_900))
+    #expect(delegate.recorded == [.didBecomeActive])
+    h.run(.milliseconds(200))
+    #expect(delegate.recorded.last == .didInvalidate(.readerSessionInvalidationErrorSystemIsBusy))
+    #expect(h.service.calls.contains("abandonCardLane"))
+  }
+
   @Test func aTagGivenBackBeforeTheBusyTimeoutIsRead() {
     let h = PCSCHarness()
     h.readerWithTag()

@@ -1,0 +1,86 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A pcscd of a test's own, beside the one the other tests use: in a mount namespace of its own
+/// (`unshare`) where a directory of the test is mounted over `/run/pcscd`, with vpcd on other ports
+/// (35965, 35966). Clients reach it by setting `PCSCLITE_CSOCK_NAME` to its socket. It needs root and
+/// `unshare`; the test that stops pcscd in the middle of a session uses it, so as not to stop the
+/// shared one.
+public final class PrivatePcscd: Sendable {
+  /// Whether one can be started here (root, `unshare` and `pcscd` present), or why not.
+  public static let unavailableReason: String? = {
+    guard geteuid() == 0 else { return "a private pcscd needs root (unshare, mount)" }
+    for tool in ["/usr/bin/unshare", "/usr/sbin/pcscd"] where !FileManager.default.isExecutableFile(atPath: tool) {
+      return "a private pcscd needs \(tool)"
+    }
+    return nil
+  }()
+
+  private let process: Process
+  private let directory: URL
+
+  /// The environment a client needs to reach it.
+  public var environment: [String: String] {
+    ["PCSCLITE_CSOCK_NAME": directory.appendingPathComponent("run/pcscd.comm").path]
+  }
+
+  /// Starts it and waits (at most 10 s) for its socket.
+  public init() throws {
+    if let reason = Self.unavailableReason { throw VirtualCards.Failure(description: reason) }
+    directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-private-pcscd-\(UUID())")
+    for name in ["run", "conf"] {
+      try FileManager.default.createDirectory(
+        at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
+    }
+    try """
+    FRIENDLYNAME "Virtual PCD"
+    DEVICENAME   /dev/null:0x8C7D
+    LIBPATH      /usr/lib/pcsc/drivers/serial/libifdvpcd.so
+    CHANNELID    0x8C7D
+
+    """.write(to: directory.appendingPathComponent("conf/vpcd"), atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    process.arguments = [
+      "--mount", "--propagation", "private", "sh", "-c",
+      "mount --bind \"$0/run\" /run/pcscd && exec /usr/sbin/pcscd --foreground --config \"$0/conf\"", directory.path,
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    var empty = sigset_t()
+    var previous = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    try process.run()
+    self.process = process
+    let socket = directory.appendingPathComponent("run/pcscd.comm").path
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !FileManager.default.fileExists(atPath: socket) {
+      guard process.isRunning, ContinuousClock.now < deadline else {
+        stop()
+        throw VirtualCards.Failure(description: "the private pcscd did not start")
+      }
+      usleep(20_000)
+    }
+  }
+
+  deinit { stop() }
+
+  /// Stops it (SIGTERM, SIGKILL after 5 s) and waits for it; idempotent.
+  public func stop() {
+    guard process.isRunning else {
+      try? FileManager.default.removeItem(at: directory)
+      return
+    }
+    kill(process.processIdentifier, SIGTERM)
+    let deadline = ContinuousClock.now + .seconds(5)
+    while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    try? FileManager.default.removeItem(at: directory)
+  }
+}
