@@ -96,7 +96,7 @@ struct LinkCommandsTests {
     #expect(outcome["exitStatus"] as? Int == 69)
     let error = try #require(outcome["error"] as? [String: Any])
     #expect(error["code"] as? String == "readerNotFound")
-    #expect((error["context"] as? [String: String])?["serialNumber"] == "NOPE")
+    #expect((error["context"] as? [String: Any])?["serialNumber"] as? String == "NOPE")
   }
 
   @Test func aStoreThatCannotBeWrittenFailsBeforeTheScan() throws {
