@@ -1,4 +1,5 @@
 import Foundation
+import ReaderKit
 
 // `reader-bench [all | <benchmark>]`: runs one benchmark, or every one (the default), and prints the results.
 
@@ -33,6 +34,7 @@ let usage =
   "usage: reader-bench [all | \(benchmarks.map(\.name).joined(separator: " | "))]\n\n"
   + "  all       run every benchmark (the default)\n"
   + benchmarks.map { "  \($0.name.padding(toLength: 9, withPad: " ", startingAt: 0)) \($0.summary)\n" }.joined()
+  + "  --version show the version of ReaderKit the benchmarks measure\n"
   + "\nBuild in release mode for meaningful numbers: swift run -c release reader-bench <benchmark>\n"
 
 /// Reports bad usage on standard error and exits 64.
@@ -57,6 +59,9 @@ case "all":
   for benchmark in benchmarks { benchmark.run() }
 case "help", "--help", "-h":
   print(usage, terminator: "")
+case "--version", "-V":
+  // ReaderKit's version, which the benchmarks measure.
+  print("reader-bench \(UpdatePolicy.readerKitVersion)")
 case let name:
   guard let benchmark = benchmarks.first(where: { $0.name == name }) else { usageError("unknown benchmark '\(name)'") }
   benchmark.run()

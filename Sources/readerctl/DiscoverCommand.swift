@@ -63,7 +63,7 @@ enum DiscoverCommand {
       throw UsageError(error.message)
     }
     if !json {
-      console.line(
+      session.note(
         proximity
           ? "Hold a Chipper 2X close to the device… (simulated world, seed \(session.seed))"
           : "Scanning for readers… (seed \(session.seed); \(pacingNote(session)))")
@@ -121,7 +121,7 @@ enum DiscoverCommand {
       let count = "\(readers.count) reader\(readers.count == 1 ? "" : "s")"
       switch error?.code {
       case nil:
-        console.line(
+        session.note(
           proximity
             ? "Nearest reader: \(readers[0]) — its LEDs are flashing so you can pick it out."
             : "Found \(count) in \(SimulationSession.format(session.now)) of simulated time.")

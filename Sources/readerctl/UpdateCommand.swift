@@ -201,7 +201,8 @@ private struct UpdateCheck {
     }) {
       return .success(found)
     }
-    let wanted = [serial, deviceType.map { "a \($0.rawValue)" }].compactMap { $0 }.joined(separator: ", ")
+    // "no reader CHB20-1", "no wisePad3 reader", "no wisePad3 reader CHB20-1".
+    let wanted = [deviceType?.rawValue, "reader", serial].compactMap { $0 }.joined(separator: " ")
     let world = readers.map { "\($0.serialNumber) (\($0.deviceType.rawValue))" }.joined(separator: ", ")
     var context = ["seed": "\(session.seed)"]
     if let serial { context["serialNumber"] = serial }
@@ -209,7 +210,7 @@ private struct UpdateCheck {
     return .failure(
       ReaderError(
         .readerNotFound,
-        "no reader \(wanted) in the simulated world of seed \(session.seed), which has \(world); "
+        "no \(wanted) in the simulated world of seed \(session.seed), which has \(world); "
           + "try another --seed or more --readers", context: context))
   }
 
@@ -219,19 +220,19 @@ private struct UpdateCheck {
     install: Bool
   ) {
     guard !session.json else { return }
-    console.line(
+    session.note(
       "\(reader.serialNumber) (\(reader.deviceType.displayName)) runs \(installed.version) at location "
         + "\(installed.locationId); catalog \(source.location), as of \(session.date.formatted(.iso8601)).")
     guard let update = availability.update else {
       let expired =
         availability.installedVersionSupersededAt == nil ? "" : " (newer ones were, but they have expired)"
-      console.line(
+      session.note(
         "No update applies: no release newer than \(installed.version) for \(installed.deviceType) at "
           + "\(installed.locationId) is published\(expired).")
       return
     }
     let when = update.requiredAt.formatted(.iso8601)
-    console.line(
+    session.note(
       required
         ? "Update \(update.deviceSoftwareVersion) applies and is required: it installs while the reader connects."
         : "Update \(update.deviceSoftwareVersion) applies and is optional until \(when): an app installs it with "
@@ -246,9 +247,9 @@ private struct UpdateCheck {
       rows += [("image", image.url.absoluteString), ("size", "\(image.size) bytes"), ("sha256", image.sha256.hex)]
     }
     for (name, value) in rows {
-      console.line("  " + name + String(repeating: " ", count: 12 - name.count) + value)
+      session.note(value, prefix: "  " + name + String(repeating: " ", count: 12 - name.count))
     }
-    if !install { console.line("Add --install to install it.") }
+    if !install { session.note("Add --install to install it.") }
   }
 
   /// Connects the reader with the catalog and installs `update`; returns the exit status.

@@ -173,3 +173,14 @@ struct ReaderCtlTests {
     }
   }
 }
+
+/// The benchmarks' executable answers `--version` as the tool does.
+struct ReaderBenchVersionTests {
+  @Test(arguments: ["--version", "-V"])
+  func readerBenchPrintsReaderKitsVersion(flag: String) throws {
+    let result = try ReaderctlProcess.run([flag], program: "reader-bench")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "reader-bench \(ReaderCtl.version)\n")
+    #expect(try ReaderctlProcess.run(["--version"]).stdout == "readerctl \(UpdatePolicy.readerKitVersion)\n")
+  }
+}

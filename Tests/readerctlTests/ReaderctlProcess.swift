@@ -62,8 +62,9 @@ struct ReaderctlProcess {
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
     interruptAfter marker: String? = nil, interruptWhen ready: (() -> Bool)? = nil,
     standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
-    closing: [Int32] = [], asNobody: Bool = false
+    closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
   ) throws -> Result {
+    let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
