@@ -1,3 +1,4 @@
+import ReaderCore
 import Testing
 
 @testable import ReaderKit
@@ -78,5 +79,37 @@ struct HTTPResponseHeadTests {
     #expect(HTTPMalformedResponse.shown([0x41, 0x0D, 0x1B, 0x5C, 0xFF]) == "A\\x0D\\x1B\\x5C\\xFF")
     let long = HTTPMalformedResponse.shown(Array(repeating: UInt8(ascii: "a"), count: 1000))
     #expect(long == String(repeating: "a", count: HTTPMalformedResponse.maximumShownLength) + "…")
+  }
+}
+
+/// Random and mutated answers never crash the parsers: each is a value or an `HTTPMalformedResponse`.
+struct HTTPResponseParsingRandomTests {
+  @Test func randomAndMutatedAnswersAreParsedOrRefusedNeverCrash() {
+    let seed = UInt64.random(in: 0...UInt64.max)
+    print("HTTPResponseParsingRandomTests seed \(seed)")
+    var random = SeededRandom(seed: seed)
+    let samples = [
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5", "HTTP/1.0 404 Not Found\r\nX: y",
+      "HTTP/1.1 200 OK\r\nContent-Length: 12, 12",
+    ].map { Array($0.utf8) }
+    let alphabet = Array("0123456789abcdefABCDEF+-; :\r\n\t,HTTP/1.chunked\u{7F}".utf8) + [0x00, 0xFF]
+    for _ in 0..<5_000 {
+      var bytes = samples[Int(random.next() % UInt64(samples.count))]
+      for _ in 0..<Int(random.next() % 6) {
+        let position = Int(random.next() % UInt64(bytes.count + 1))
+        let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
+        switch random.next() % 3 {
+        case 0: bytes.insert(byte, at: position)
+        case 1 where position < bytes.count: bytes.remove(at: position)
+        default: if position < bytes.count { bytes[position] = byte }
+        }
+      }
+      if let head = try? HTTPResponseHead.parse(bytes) {
+        #expect((100...599).contains(head.status), "seed \(seed)")
+        if case .length(let length)? = try? head.framing() { #expect(length >= 0, "seed \(seed)") }
+      }
+      let line = bytes.suffix(Int(random.next() % 24))
+      if let size = try? HTTPChunkSyntax.size(of: line) { #expect(size >= 0, "seed \(seed)") }
+    }
   }
 }
