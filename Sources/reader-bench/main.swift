@@ -1,4 +1,5 @@
 import Foundation
+import ReaderKit
 
 // `reader-bench [--rounds N] [--only TEXT] [all | <benchmark>...]`: runs benchmarks (every one by default) and
 // prints their ratios; `reader-bench --version` prints the version.
@@ -12,7 +13,7 @@ struct Benchmark {
 }
 
 /// The version `reader-bench --version` prints: ReaderKit's, as `readerctl --version` prints it.
-let version = "0.1.0"
+let version = UpdatePolicy.readerKitVersion
 
 /// Every benchmark, in the order `all` runs them.
 let benchmarks = [

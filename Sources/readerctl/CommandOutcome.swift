@@ -44,7 +44,9 @@ struct CommandOutcome {
 extension ReaderError {
   /// `code: message (key=value, …)` for people: the context the message already says is left out.
   var report: String {
-    let details = context.keys.sorted().filter { !message.contains(context[$0]!) }.map { "\($0)=\(context[$0]!)" }
+    let details = context.sorted { $0.key < $1.key }.filter { !message.contains($0.value) }.map {
+      "\($0.key)=\($0.value)"
+    }
     return details.isEmpty ? "\(code): \(message)" : "\(code): \(message) (\(details.joined(separator: ", ")))"
   }
 }

@@ -38,6 +38,18 @@ struct Console: Sendable {
   /// Reads all of standard input, up to `limit` bytes.
   func readInput(limit: Int) -> StandardStreams.Input { StandardStreams.readInput(limit: limit) }
 
+  /// `prefix` and `text` as they should be printed: one line when standard output is not a terminal,
+  /// else wrapped at word boundaries to the terminal's width (less one column, so no line reaches the
+  /// edge, where terminals wrap), every line after the first indented by `prefix`'s width (unless that
+  /// leaves fewer than 20 columns of text). Without a trailing newline.
+  func fitted(_ text: String, prefix: String) -> String {
+    guard isTerminal else { return prefix + text }
+    let width = max(1, terminalSize().columns - 1)
+    // Too narrow for a column of text beside the prefix: the lines start at the left edge instead.
+    guard width - prefix.count >= 20 else { return WordWrap.lines(prefix + text, width: width).joined(separator: "\n") }
+    return prefix + WordWrap.hanging(text, width: width, indent: prefix.count)
+  }
+
   /// The size of the terminal on standard output now; `COLUMNS` and `LINES`, or 80×24, when the
   /// terminal does not say.
   func terminalSize() -> TerminalSize {

@@ -56,7 +56,7 @@ enum DemoCommand {
       outcome = NFCDemo(session: session, narrate: !json, alone: nfcAlone).play()
     }
     if !json && outcome.status == ExitStatus.success && console.isTerminal {
-      console.line(
+      session.note(
         "(\(SimulationSession.format(session.now)) of simulated time took "
           + "\(JSONValue.number(session.wallElapsed.inSeconds, decimals: 1).rendered) s of wall time.)")
     }
@@ -96,8 +96,8 @@ private final class Demo {
   /// Plays every scene; returns how it ended.
   func play() -> CommandOutcome {
     if narrate {
-      session.console.line("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
-      session.console.line(
+      session.note("ReaderKit demo: a simulated Bluetooth world (seed \(session.seed)).")
+      session.note(
         "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, installs run faster "
           + "still, and long waits are skipped."
       )
@@ -326,10 +326,11 @@ private final class Demo {
   private func letRequiredAtPass() throws(DemoFailure) {
     guard let later = laterRelease else { throw DemoFailure("no later release was published") }
     let morning = Duration.seconds(Int64(4 * 86_400 + 8 * 3600))
+    let wait = max(morning - session.now, .zero)
     say(
-      "Four days pass (skipped) with the reader on its dock; at \(later.requiredAt.formatted(.iso8601)) "
-        + "\(later.version) becomes required.")
-    try check(session.run(for: max(morning - session.now, .zero), paced: false), "interrupted")
+      "\(Self.span(wait).prefix(1).uppercased() + Self.span(wait).dropFirst()) pass (skipped) with the reader on its "
+        + "dock; at \(later.requiredAt.formatted(.iso8601)) \(later.version) becomes required.")
+    try check(session.run(for: wait, paced: false), "interrupted")
   }
 
   private func reconnectForRequiredUpdate(_ reader: Reader, _ terminal: Terminal) throws(DemoFailure) {
@@ -356,6 +357,15 @@ private final class Demo {
   }
 
   // MARK: Helpers
+
+  /// `3 days and 8 hours`, `1 day`, `5 hours`: `duration` to the nearest hour, as the narration says it.
+  static func span(_ duration: Duration) -> String {
+    let hours = Int((duration.inSeconds / 3600).rounded())
+    let parts = [(hours / 24, "day"), (hours % 24, "hour")].filter { $0.0 > 0 }.map {
+      "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")"
+    }
+    return parts.isEmpty ? "less than an hour" : parts.joined(separator: " and ")
+  }
 
   /// The date `days` days after the simulation's epoch (2026-01-01 00:00 UTC).
   private func days(_ days: Double) -> Date { Terminal.simulationEpoch.addingTimeInterval(days * 86_400) }

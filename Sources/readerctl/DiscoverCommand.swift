@@ -63,7 +63,7 @@ enum DiscoverCommand {
       throw UsageError(error.message)
     }
     if !json {
-      console.line(
+      session.note(
         proximity
           ? "Hold a Chipper 2X close to the device… (simulated world, seed \(session.seed))"
           : "Scanning for readers… (seed \(session.seed); \(pacingNote(session)))")
@@ -119,16 +119,16 @@ enum DiscoverCommand {
         console.write(ReaderTable.lines(readers).map { $0 + "\n" }.joined())
       }
       let count = "\(readers.count) reader\(readers.count == 1 ? "" : "s")"
-      switch error?.code {
+      switch error {
       case nil:
-        console.line(
+        session.note(
           proximity
-            ? "Nearest reader: \(readers[0]) — its LEDs are flashing so you can pick it out."
+            ? "Nearest reader: \(readers.first.map { "\($0)" } ?? "none") — its LEDs are flashing so you can pick it out."
             : "Found \(count) in \(SimulationSession.format(session.now)) of simulated time.")
-      case .canceled?:
+      case let error? where error.code == .canceled:
         console.line("Stopped: \(count) in view.")
-      default:
-        console.error("readerctl: discovery failed: \(error!.report)\n")
+      case let error?:
+        console.error("readerctl: discovery failed: \(error.report)\n")
       }
     }
     let found: [(String, JSONValue)] = [("readers", .array(readers.map(\.json)))]

@@ -81,13 +81,38 @@ extension Optional where Wrapped == ReaderError {
 }
 
 extension ReaderError {
-  /// `{"code": …, "message": …, "context": {…}}` with the context keys sorted.
+  /// `{"code": …, "message": …, "context": {…}}` with the context keys sorted (`contextJSON`).
   var json: JSONValue {
     .object([
-      ("code", .string(code.description)), ("message", .string(message)),
-      ("context", .sortedObject(context.mapValues(JSONValue.string))),
+      ("code", .string(code.description)), ("message", .string(message)), ("context", contextJSON(context)),
     ])
   }
+}
+
+/// The context keys that hold a duration.
+private let durationKeys: Set = ["timeout", "deadline", "stallTimeout", "fetchTimeout"]
+
+/// An error's context as a JSON object, keys sorted: a duration (`timeout`, `deadline`) as a number of
+/// seconds, whichever way the library words it (`"10 seconds"`, `"30 s"`, `"3.0"`), everything else as
+/// the string it is.
+func contextJSON(_ context: [String: String]) -> JSONValue {
+  .sortedObject(
+    Dictionary(
+      uniqueKeysWithValues: context.map { key, value in
+        guard durationKeys.contains(key), let seconds = secondsValue(value) else { return (key, .string(value)) }
+        return (key, .number(seconds, decimals: 3))
+      }))
+}
+
+/// `10 seconds`, `1 second`, `30 s`, `3.0`: the number of seconds.
+private func secondsValue(_ text: String) -> Double? {
+  var number = Substring(text)
+  for unit in [" seconds", " second", " s"] where number.hasSuffix(unit) {
+    number = number.dropLast(unit.count)
+    break
+  }
+  guard let seconds = Double(number), seconds.isFinite else { return nil }
+  return seconds
 }
 
 extension ReaderSoftwareUpdate {

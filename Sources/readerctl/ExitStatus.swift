@@ -13,8 +13,8 @@ enum ExitStatus {
   static let dataError: Int32 = 65
   /// An input file that does not exist or cannot be read.
   static let noInput: Int32 = 66
-  /// What was asked for is not there: no reader found, Bluetooth off, unsupported model, an update
-  /// server that cannot be reached.
+  /// What was asked for is not there: no reader found, Bluetooth off, unsupported model, a real
+  /// reader (no Bluetooth backend), an update server that cannot be reached.
   static let unavailable: Int32 = 69
   /// A file could not be read or written.
   static let ioError: Int32 = 74
@@ -51,7 +51,8 @@ enum ExitStatus {
     // A manifest or image file that is missing or unreadable is an input that is not there; a server
     // that cannot be reached is a service that is not.
     case .updateCatalogUnavailable: error.context["url"]?.hasPrefix("file:") == true ? noInput : unavailable
-    case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
+    // A real reader (a record saved for real hardware) needs a Bluetooth backend this tool does not have.
+    case .readerNotFound, .bluetoothDisabled, .unsupportedReader, .bluetoothUnsupported: unavailable
     case .bluetoothScanTimedOut, .bluetoothConnectTimedOut, .updateCatalogTimedOut: temporaryFailure
     // Charge the reader, or keep it in range, and the next try may work.
     case .readerSoftwareUpdateFailedBatteryLow, .readerSoftwareUpdateFailedInterrupted: temporaryFailure

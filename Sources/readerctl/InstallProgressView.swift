@@ -13,6 +13,8 @@ final class InstallProgressView: Sendable {
     var install: UpdateProgress?
     /// The quarters already narrated (plain lines only).
     var quarters = 0
+    /// The image being downloaded before the install can go on.
+    var download: FirmwareImage?
   }
 
   /// How many times faster than the rest of a paced run an install is shown (see `pace()`): the bar
@@ -40,6 +42,36 @@ final class InstallProgressView: Sendable {
     session.say(
       "Installing \(update.deviceSoftwareVersion) (\(update.components); estimate: \(update.durationEstimate))…")
     if drawsBar { session.screen.show { space in [install.line(width: space.columns)] } }
+  }
+
+  /// The install's image is being downloaded (`CheckedCatalog`), or has been: until it is there the
+  /// reader has nothing to install, so the view says so instead of showing the install at 0 %.
+  func downloading(_ download: CheckedCatalog.Download) {
+    switch download {
+    case .started(let image):
+      let install = state.withLock { state -> UpdateProgress? in
+        state.download = image
+        return state.install
+      }
+      let what = install.map { "the image of \($0.update.deviceSoftwareVersion)" } ?? "the image"
+      let host = image.url.host.map { " from \($0)" } ?? ""
+      session.say("Downloading \(what) (\(image.size) bytes)\(host)…")
+      if drawsBar {
+        let version = install?.update.deviceSoftwareVersion ?? ""
+        session.screen.show { space in
+          [
+            "  Downloading \(version)  \(image.size) bytes from \(image.url.host ?? "the server")…".fitted(
+              to: space.columns)
+          ]
+        }
+      }
+    case .finished(_, let error):
+      let install = state.withLock { state -> UpdateProgress? in
+        state.download = nil
+        return state.install
+      }
+      if error == nil, drawsBar, let install { session.screen.show { space in [install.line(width: space.columns)] } }
+    }
   }
 
   /// `didReportReaderSoftwareUpdateProgress`.

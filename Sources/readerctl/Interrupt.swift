@@ -1,4 +1,5 @@
 import Dispatch
+import ReaderKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -7,11 +8,16 @@ import Synchronization
   import Darwin
 #endif
 
-/// Ctrl-C for the simulation loops: the first SIGINT sets a flag the loops check between steps, so a
-/// command can stop its operation cleanly (cancel it, print what it has) instead of dying mid-line.
+/// Ctrl-C for the simulation loops and the catalog fetches: the first SIGINT sets a flag the loops check
+/// between steps, so a command can stop its operation cleanly (cancel it, print what it has) instead of
+/// dying mid-line, and cancels `cancellation`, which wakes a fetch blocked on a server at once. A
+/// second SIGINT ends the process with status 130 whatever it is doing.
 enum Interrupt {
   private static let flag = Atomic<Bool>(false)
   private static let source = Mutex<(any DispatchSourceSignal)?>(nil)
+
+  /// Cancelled by the first Ctrl-C: give it to every blocking catalog call.
+  static let cancellation = CatalogCancellation()
 
   /// Whether Ctrl-C was pressed since `install()`.
   static var requested: Bool { flag.load(ordering: .relaxed) }
@@ -20,7 +26,10 @@ enum Interrupt {
   static func install() {
     source.withLock { source in
       guard source == nil else { return }
-      source = SignalWatch.start(SIGINT) { flag.store(true, ordering: .relaxed) }
+      source = SignalWatch.start(SIGINT) {
+        if flag.exchange(true, ordering: .relaxed) { _exit(ExitStatus.interrupted) }
+        cancellation.cancel()
+      }
     }
   }
 }

@@ -15,7 +15,9 @@ import Synchronization
 /// other. The region always fits the screen — its lines are drawn for the rows and columns left
 /// (one row for the cursor, one column so no line reaches the edge, where terminals wrap) — so
 /// moving the cursor back up by the rows it drew lands on its first line, and the next redraw
-/// replaces it instead of piling a copy below. A resize (SIGWINCH) redraws it for the new size.
+/// replaces it instead of piling a copy below. A resize (SIGWINCH) redraws it for the new size; rows of
+/// it that a shorter window pushed into the terminal's history, and a taller one brings back (as tmux,
+/// VTE and iTerm2 do), are erased when they come back.
 ///
 /// Elsewhere (a pipe, a file, `TERM=dumb`) `say` prints the line, `show` prints nothing and no
 /// cursor control code is ever written: the command prints the final table itself.
@@ -29,6 +31,11 @@ final class LiveRegion: Sendable {
     var drawn: [String] = []
     /// The columns they were drawn for.
     var drawnColumns = 0
+    /// The screen's rows when they were drawn.
+    var drawnScreenRows = 0
+    /// Rows of an earlier drawing just above the region's top that a shrinking window pushed off the
+    /// screen into the terminal's history: growing it again brings them back, and they are erased then.
+    var stale = 0
     var resizeSource: (any DispatchSourceSignal)?
   }
 
@@ -50,6 +57,8 @@ final class LiveRegion: Sendable {
       // Blank the region's rows first: a narration line longer than the screen is wide wraps onto
       // rows that it would otherwise only partly cover.
       let rows = moveToTop(&state)
+      // The line goes between any stale rows above and the region: they are not next to it any more.
+      state.stale = 0
       console.write(rows.codes + blank(rows.count) + line + "\n" + draw(&state, full: false, over: 0))
     }
   }
@@ -87,6 +96,7 @@ final class LiveRegion: Sendable {
       console.write(rows.codes + draw(&state, full: true, over: rows.count + 1))
       state.render = nil
       state.drawn = []
+      state.stale = 0
     }
   }
 
@@ -110,7 +120,11 @@ final class LiveRegion: Sendable {
     let rows = state.drawn.reduce(0) { rows, line in
       rows + (size.columns < state.drawnColumns ? max(1, (line.count + size.columns - 1) / size.columns) : 1)
     }
-    let count = min(rows, max(0, size.rows - 1))
+    let visible = min(rows, max(0, size.rows - 1))
+    // A taller window than at the last drawing brings back rows from the history: stale ones first.
+    let returned = min(state.stale, max(0, size.rows - state.drawnScreenRows))
+    let count = min(visible + returned, max(0, size.rows - 1))
+    state.stale += rows - visible - returned
     state.drawn = []
     return (count > 0 ? "\r\u{1B}[\(count)A" : "\r", count)
   }
@@ -129,6 +143,7 @@ final class LiveRegion: Sendable {
     let lines = render(space).prefix(space.rows).map { $0.fitted(to: space.columns) }
     state.drawn = lines
     state.drawnColumns = size.columns
+    state.drawnScreenRows = size.rows
     let left = previous - lines.count
     return lines.map { "\u{1B}[2K" + $0 + "\n" }.joined()
       + (left > 0 ? String(repeating: "\u{1B}[2K\n", count: left) + "\u{1B}[\(left)A" : "")

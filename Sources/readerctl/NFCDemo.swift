@@ -38,13 +38,13 @@ final class NFCDemo: Sendable {
   func play() -> CommandOutcome {
     if narrate {
       if alone {
-        session.console.line("ReaderKit demo: a simulated NFC device (seed \(session.seed)).")
-        session.console.line(
+        session.note("ReaderKit demo: a simulated NFC device (seed \(session.seed)).")
+        session.note(
           "Times are simulated: \(DiscoverCommand.pacingNote(session)) while something happens, "
             + "and long waits are skipped.")
       } else {
         session.console.line()
-        session.console.line("Now NFC: reader sessions on a simulated NFC device, on the same virtual clock.")
+        session.note("Now NFC: reader sessions on a simulated NFC device, on the same virtual clock.")
       }
       session.console.line()
     }

@@ -37,7 +37,7 @@ extension NFCReaderError {
   var json: JSONValue {
     .object([
       ("code", .string(code.description)), ("errorCode", .int(errorCode)), ("message", .string(message)),
-      ("context", .sortedObject(context.mapValues(JSONValue.string))),
+      ("context", contextJSON(context)),
       ("ndefError", ndefError.map(\.json) ?? .null),
     ])
   }

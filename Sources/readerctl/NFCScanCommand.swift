@@ -42,7 +42,7 @@ enum NFCScanCommand {
     }
     if !session.json {
       let count = tags.isEmpty ? "no tags" : tags.count == 1 ? "1 tag" : "\(tags.count) tags, one after another"
-      console.line(
+      session.note(
         "Reading NFC tags on a simulated device (seed \(session.seed); \(count)"
           + "\(continuous ? ", continuous" : ""); \(DiscoverCommand.pacingNote(session))).")
     }

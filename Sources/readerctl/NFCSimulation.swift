@@ -87,8 +87,7 @@ final class NFCSimulation: Sendable {
 
   /// Prints a narration line stamped with `time` (now by default); silent with `--json`.
   func say(_ text: String, at time: Duration? = nil) {
-    guard !session.json else { return }
-    session.screen.say("[\(SimulationSession.format(time ?? session.now))] \(text)")
+    session.narrate(text, at: time)
   }
 
   /// Ends the command: with `--json` prints its outcome as the last line, with `raw` members (JSON text,

@@ -36,7 +36,7 @@ enum NFCWriteCommand {
       return try NFCCommand.fail(error, nfc)
     }
     if !session.json {
-      console.line(
+      session.note(
         "Writing a \(message.length)-byte NDEF message to a simulated tag (capacity \(capacity) bytes, "
           + "\(readOnly ? "read-only" : "writable"); seed \(session.seed); \(DiscoverCommand.pacingNote(session))).")
     }

@@ -1,9 +1,11 @@
+import ReaderKit
+
 /// `readerctl`: the ReaderKit command-line tool. Dispatches to a subcommand and returns the exit
 /// status. `--help` (`-h`) and `--version` (`-V`) work after any command; a usage error prints the
 /// error and one line pointing to the command's help, and exits 64.
 enum ReaderCtl {
   /// The version `readerctl --version` prints: ReaderKit's, which this tool ships with.
-  static let version = "0.1.0"
+  static let version = UpdatePolicy.readerKitVersion.description
 
   static let help = CommandHelp(
     command: "",

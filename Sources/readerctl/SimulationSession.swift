@@ -52,7 +52,9 @@ final class SimulationSession: Sendable {
   /// A terminal on this world, with `updateCatalog` if given; with `--json` every event it publishes
   /// is printed as one line, its time counted from the session's start.
   func makeTerminal(store: any ReaderStore, updateCatalog: (any UpdateCatalog)? = nil) -> Terminal {
-    let terminal = Terminal(central: world, scheduler: clock, store: store, seed: seed, updateCatalog: updateCatalog)
+    // Simulated readers only: a record an app saved for real hardware must not be looked for here.
+    let terminal = Terminal(
+      simulatorOnly: world, scheduler: clock, store: store, seed: seed, updateCatalog: updateCatalog)
     if json {
       let console = self.console
       let origin = self.origin
@@ -126,10 +128,33 @@ final class SimulationSession: Sendable {
     return outcome.status
   }
 
-  /// Prints a narration line stamped with the simulated time; silent with `--json`.
-  func say(_ text: String) {
+  /// Prints a narration line stamped with the simulated time (`time`, or now); silent with `--json`.
+  ///
+  /// Piped, it is one line, `[00:01:57.7] text`. On a terminal the stamp has the width of the widest
+  /// a run shows (`[1d 00:01:56.2]`, narrower ones right-aligned in it), so the text starts in the same
+  /// column on every line, and the text wraps at word boundaries to the window's width, continuation
+  /// lines indented under it.
+  func say(_ text: String) { narrate(text, at: nil) }
+
+  /// `say(_:)` with the stamp of `time` (now when `nil`).
+  func narrate(_ text: String, at time: Duration?) {
     guard !json else { return }
-    screen.say("[\(Self.format(now))] \(text)")
+    let stamp = "[\(Self.format(time ?? now))]"
+    guard console.isTerminal else {
+      screen.say(stamp + " " + text)
+      return
+    }
+    let padded = String(repeating: " ", count: max(0, Self.stampWidth - stamp.count)) + stamp + " "
+    screen.say(console.fitted(text, prefix: padded))
+  }
+
+  /// The width of a stamp up to 9 days: `[1d 00:00:00.0]`.
+  static let stampWidth = 15
+
+  /// Prints a paragraph that is not stamped (a heading, a summary, a `name  value` row after `prefix`):
+  /// one line piped, wrapped at word boundaries to the window's width on a terminal.
+  func note(_ text: String, prefix: String = "") {
+    console.line(console.fitted(text, prefix: prefix))
   }
 
   /// `1d 02:03:04.5`, `02:03:04.5`.

@@ -140,34 +140,6 @@ enum UpdateCommand {
   }
 }
 
-/// Where `--catalog` points: a manifest file or an HTTP server.
-private struct CatalogSource {
-  /// The catalog over the manifest.
-  var catalog: any UpdateCatalog
-  /// The manifest's location, as shown and reported: a path, or a URL.
-  var location: String
-
-  init(_ text: String, stallTimeout: Duration, fetchTimeout: Duration?) throws(UsageError) {
-    guard !text.isEmpty else { throw UsageError("--catalog needs a file path or a URL") }
-    guard let scheme = text.firstMatch(of: /^([A-Za-z][A-Za-z0-9+.\-]*):\/\//)?.1.lowercased() else {
-      let catalog = ManifestUpdateCatalog(path: text)
-      (self.catalog, location) = (catalog, catalog.manifestURL.path)
-      return
-    }
-    guard let url = URL(string: text), scheme == "file" || url.host.map({ !$0.isEmpty }) == true else {
-      throw UsageError("--catalog: '\(text)' is not a valid URL")
-    }
-    switch scheme {
-    case "http", "https":
-      catalog = HTTPUpdateCatalog(
-        manifestURL: url, stallTimeout: stallTimeout, totalTimeout: fetchTimeout ?? .seconds(600))
-    case "file": catalog = ManifestUpdateCatalog(manifestURL: url)
-    default: throw UsageError("--catalog takes a file path or an http:, https: or file: URL, not a \(scheme): URL")
-    }
-    location = url.absoluteString
-  }
-}
-
 /// One run of `readerctl update`: the check, and the install if asked.
 private struct UpdateCheck {
   let session: SimulationSession
@@ -200,12 +172,14 @@ private struct UpdateCheck {
       deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: location, version: running)
     fields.append(("installedSoftware", installed.json))
 
-    let availability: UpdateAvailability
+    // Fetched once: the install reads the same releases (`CheckedCatalog`).
+    let manifest: UpdateManifest
     do throws(ReaderError) {
-      availability = try source.catalog.availableUpdate(for: installed, at: session.date)
+      manifest = try source.manifest(cancellation: Interrupt.cancellation)
     } catch {
       return fail("the catalog could not be read", error, fields)
     }
+    let availability = UpdateAvailability(choosingFrom: manifest.releases, for: installed, at: session.date)
     let decision = UpdatePolicy().decide(availability, at: session.date)
     let required: Bool? =
       switch decision {
@@ -216,7 +190,7 @@ private struct UpdateCheck {
     fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
     report(reader, installed, availability, required: required == true, install: install)
     guard install, let update = availability.update else { return session.finish(.success(fields)) }
-    return self.install(update, on: reader, dock: dock, fields)
+    return self.install(update, on: reader, releases: manifest.releases, dock: dock, fields)
   }
 
   /// The reader `--serial` and `--device-type` pick, or the first in the world.
@@ -227,7 +201,8 @@ private struct UpdateCheck {
     }) {
       return .success(found)
     }
-    let wanted = [serial, deviceType.map { "a \($0.rawValue)" }].compactMap { $0 }.joined(separator: ", ")
+    // "no reader CHB20-1", "no wisePad3 reader", "no wisePad3 reader CHB20-1".
+    let wanted = [deviceType?.rawValue, "reader", serial].compactMap { $0 }.joined(separator: " ")
     let world = readers.map { "\($0.serialNumber) (\($0.deviceType.rawValue))" }.joined(separator: ", ")
     var context = ["seed": "\(session.seed)"]
     if let serial { context["serialNumber"] = serial }
@@ -235,7 +210,7 @@ private struct UpdateCheck {
     return .failure(
       ReaderError(
         .readerNotFound,
-        "no reader \(wanted) in the simulated world of seed \(session.seed), which has \(world); "
+        "no \(wanted) in the simulated world of seed \(session.seed), which has \(world); "
           + "try another --seed or more --readers", context: context))
   }
 
@@ -245,19 +220,19 @@ private struct UpdateCheck {
     install: Bool
   ) {
     guard !session.json else { return }
-    console.line(
+    session.note(
       "\(reader.serialNumber) (\(reader.deviceType.displayName)) runs \(installed.version) at location "
         + "\(installed.locationId); catalog \(source.location), as of \(session.date.formatted(.iso8601)).")
     guard let update = availability.update else {
       let expired =
         availability.installedVersionSupersededAt == nil ? "" : " (newer ones were, but they have expired)"
-      console.line(
+      session.note(
         "No update applies: no release newer than \(installed.version) for \(installed.deviceType) at "
           + "\(installed.locationId) is published\(expired).")
       return
     }
     let when = update.requiredAt.formatted(.iso8601)
-    console.line(
+    session.note(
       required
         ? "Update \(update.deviceSoftwareVersion) applies and is required: it installs while the reader connects."
         : "Update \(update.deviceSoftwareVersion) applies and is optional until \(when): an app installs it with "
@@ -272,14 +247,15 @@ private struct UpdateCheck {
       rows += [("image", image.url.absoluteString), ("size", "\(image.size) bytes"), ("sha256", image.sha256.hex)]
     }
     for (name, value) in rows {
-      console.line("  " + name + String(repeating: " ", count: 12 - name.count) + value)
+      session.note(value, prefix: "  " + name + String(repeating: " ", count: 12 - name.count))
     }
-    if !install { console.line("Add --install to install it.") }
+    if !install { session.note("Add --install to install it.") }
   }
 
   /// Connects the reader with the catalog and installs `update`; returns the exit status.
   private func install(
-    _ update: ReaderSoftwareUpdate, on simulated: SimulatedReader, dock: Bool, _ fields: [(String, JSONValue)]
+    _ update: ReaderSoftwareUpdate, on simulated: SimulatedReader, releases: [UpdateRelease], dock: Bool,
+    _ fields: [(String, JSONValue)]
   ) -> Int32 {
     let serial = simulated.serialNumber
     let say = session.say
@@ -289,8 +265,12 @@ private struct UpdateCheck {
           + "dock first (a reader refuses to update below 50 % unless it is charging).")
       session.world.setBattery(serial, level: simulated.batteryLevel, isCharging: true)
     }
-    let terminal = session.makeTerminal(store: InMemoryReaderStore(), updateCatalog: source.catalog)
-    let delegate = InstallingDelegate(installs: InstallProgressView(session: session), say: say)
+    let installs = InstallProgressView(session: session)
+    let catalog = CheckedCatalog(
+      releases: releases, images: source.catalog, cancellation: Interrupt.cancellation,
+      downloads: installs.downloading)
+    let terminal = session.makeTerminal(store: InMemoryReaderStore(), updateCatalog: catalog)
+    let delegate = InstallingDelegate(installs: installs, say: say)
 
     say("Looking for \(serial)…")
     let listener = DiscoveryListener(session: session, quiet: true)

@@ -17,7 +17,7 @@ struct DemoCommandTests {
       "(installAvailableUpdate)", "Installing 2.03.01.00", "Installed 2.03.01.00",
       "runs 2.03.01.00 and stayed connected",
       "swipes the app away", "publishes 2.04.00.00", "launched again", "reports an optional update, 2.04.00.00",
-      "Reconnected at launch", "disconnects the reader", "status: notConnected", "Four days pass",
+      "Reconnected at launch", "disconnects the reader", "status: notConnected", "3 days and 8 hours pass",
       "2.04.00.00 becomes required", "opens the app in the morning", "status: connecting", "Installing 2.04.00.00",
       "Installed 2.04.00.00", "status: connected", "running 2.04.00.00", "disconnects the reader again",
       "status: notConnected",
@@ -158,5 +158,29 @@ struct DemoCommandTests {
       let result = try ReaderctlProcess.run(arguments)
       #expect(result.isUsageError(of: "demo"), "\(arguments): \(result.stderr)")
     }
+  }
+}
+
+/// What the demo says about the time it skips is the time it skips.
+struct DemoWordingTests {
+  /// `[1d 00:02:43.3]` or `[00:01:57.7]` at the start of `line`, in seconds.
+  private func stamp(_ line: String) -> Double? {
+    guard let match = line.firstMatch(of: /^\[(?:(\d+)d )?(\d\d):(\d\d):(\d\d\.\d)\]/) else { return nil }
+    let days = match.1.flatMap { Double($0) } ?? 0
+    guard let hours = Double(match.2), let minutes = Double(match.3), let seconds = Double(match.4) else { return nil }
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+  }
+
+  @Test(arguments: [1, 2, 5] as [UInt64])
+  func theDaysThatPassAreTheTimeSkipped(seed: UInt64) throws {
+    let result = try ReaderctlProcess.run(["demo", "--seed", "\(seed)"])
+    #expect(result.status == 0)
+    let lines = result.lines
+    let index = try #require(lines.firstIndex { $0.contains(" pass (skipped) with the reader on its dock") })
+    let words = try #require(lines[index].firstMatch(of: /\] (?:(\d+) days?)?(?: and )?(?:(\d+) hours?)? pass/))
+    let said = (words.1.flatMap { Double($0) } ?? 0) * 24 + (words.2.flatMap { Double($0) } ?? 0)
+    let skipped = try #require(stamp(lines[index + 1])) - (try #require(stamp(lines[index])))
+    #expect(said == (skipped / 3600).rounded(), "\(lines[index]) then \(lines[index + 1])")
+    #expect(!lines[index].contains("Four days"))
   }
 }

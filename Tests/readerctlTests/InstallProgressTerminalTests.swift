@@ -40,9 +40,11 @@ struct InstallProgressTerminalTests {
     #expect(left.first?.contains("100 %") == true, "\(left)")
     #expect(left.allSatisfy { $0.count < columns }, "\(left)")
     #expect(!after.wrappedRows.contains { $0.contains("[#") || $0.contains(" %  ETA") }, "\(after.wrappedRows)")
-    if columns >= 44 {  // Narrower, the narration wraps as any long line does.
-      #expect(after.history.contains { $0.hasSuffix("Installed 2.01.00.18 in 1:00.") })
+    // The narration wraps at word boundaries, under its text where there is room, never mid-word.
+    if columns >= 44 {
+      #expect(after.narration.contains { $0.hasSuffix("] Installed 2.01.00.18 in 1:00.") }, "\(after.history)")
     }
+    #expect(after.wrappedRows.isEmpty, "\(after.wrappedRows)")
     #expect(!after.history.contains { $0.contains("25 % installed") }, "a live bar, not quarter lines")
   }
 

@@ -96,7 +96,7 @@ struct LinkCommandsTests {
     #expect(outcome["exitStatus"] as? Int == 69)
     let error = try #require(outcome["error"] as? [String: Any])
     #expect(error["code"] as? String == "readerNotFound")
-    #expect((error["context"] as? [String: String])?["serialNumber"] == "NOPE")
+    #expect((error["context"] as? [String: Any])?["serialNumber"] as? String == "NOPE")
   }
 
   @Test func aStoreThatCannotBeWrittenFailsBeforeTheScan() throws {
@@ -147,5 +147,21 @@ struct LinkCommandsTests {
   func badArgumentsExit64(arguments: [String]) throws {
     let result = try ReaderctlProcess.run(arguments)
     #expect(result.isUsageError(of: arguments[0]), "nothing was looked for: \(result.stderr)")
+  }
+
+  @Test func aSavedRecordOfARealReaderIsNotLookedForAmongTheSimulatedOnes() throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = directory.appendingPathComponent("last-reader.json")
+    // A record an app wrote for real hardware, for a serial number the simulated world also has.
+    try Data(
+      #"{"deviceType":"chipper2X","locationId":"tml_1","serialNumber":"CHB20-30262","simulated":false,"version":1}"#
+        .utf8
+    ).write(to: store)
+    let result = try ReaderctlProcess.run(["reconnect", "--store", store.path, "--json"])
+    #expect(result.status == 69, "\(result.stderr)")
+    let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
+    #expect((outcome["error"] as? [String: Any])?["code"] as? String == "bluetoothUnsupported")
+    #expect(!result.stdout.contains("didConnect"))
   }
 }

@@ -93,6 +93,25 @@ struct LiveTableTests {
     #expect(final.unknownSequences.isEmpty)
   }
 
+  @Test(arguments: [
+    PseudoTerminal.Size(rows: 12, columns: 60), PseudoTerminal.Size(rows: 12, columns: 100),
+    PseudoTerminal.Size(rows: 40, columns: 60),
+  ])
+  func growingTheWindowAgainLeavesNoStaleRowsOfTheOldTable(small: PseudoTerminal.Size) throws {
+    let large = Size(rows: 40, columns: 100)
+    let run = try PseudoTerminal.run(
+      ["discover", "--readers", "16", "--timeout", "0", "--speed", "0.5"], size: large,
+      steps: [
+        .wait(#"\n(?:\x1b\[2K)?  16  [A-Z]"#), .resize(small), .wait(#"(and \d+ more|  16  [A-Z].*)\r\n"#),
+        .resize(large), .wait(#"\n(?:\x1b\[2K)?  16  [A-Z]"#), .mark("grown"), .send("\u{3}"),
+      ])
+    #expect(run.status == 130, "\(run.text.debugDescription)")
+    let grown = try run.screen(at: "grown")
+    #expect(headers(grown.history).count == 1, "one table, no rows of the old one: \(grown.history)")
+    #expect(tableRows(grown.history).count == 16, "\(grown.history)")
+    #expect(grown.history.filter { $0.hasPrefix("  … and ") }.isEmpty, "\(grown.history)")
+  }
+
   @Test func aDumbTerminalGetsNoCursorCodesAndCtrlCStartsAFreshLine() throws {
     let run = try PseudoTerminal.run(
       ["discover", "--timeout", "0", "--speed", "20"], size: Size(rows: 24, columns: 80),

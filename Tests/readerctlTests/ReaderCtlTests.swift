@@ -116,6 +116,23 @@ struct ReaderCtlTests {
     #expect(readme.contains("A `+` after a battery level means the reader is charging."))
   }
 
+  /// The library words durations three ways (`"0.5 seconds"` from a machine, `"2 s"` from a command,
+  /// `"1"` from a fetch); the JSON says them one way.
+  @Test func durationsInJSONErrorContextsAreNumbersOfSeconds() throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let runs = [
+      (["discover", "--readers", "0", "--timeout", "0.5", "--json"], 0.5),
+      (["connect", "NOPE", "--location", "x", "--timeout", "2", "--store", directory.path + "/s.json", "--json"], 2.0),
+    ]
+    for (arguments, seconds) in runs {
+      let result = try ReaderctlProcess.run(arguments)
+      let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
+      let context = try #require((outcome["error"] as? [String: Any])?["context"] as? [String: Any])
+      #expect(context["timeout"] as? Double == seconds, "\(arguments): \(context)")
+    }
+  }
+
   @Test func argumentListTakesSpacedAndInlineValuesAndFlags() throws {
     let list = try ArgumentList(
       ["a", "--seed=7", "--json", "--timeout", "2.5", "-", "b"], flags: ["json"], options: ["seed", "timeout"])
@@ -154,5 +171,16 @@ struct ReaderCtlTests {
     for (code, status) in cases {
       #expect(ExitStatus.status(for: ReaderError(code, "x")) == status, "\(code)")
     }
+  }
+}
+
+/// The benchmarks' executable answers `--version` as the tool does.
+struct ReaderBenchVersionTests {
+  @Test(arguments: ["--version", "-V"])
+  func readerBenchPrintsReaderKitsVersion(flag: String) throws {
+    let result = try ReaderctlProcess.run([flag], program: "reader-bench")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "reader-bench \(ReaderCtl.version)\n")
+    #expect(try ReaderctlProcess.run(["--version"]).stdout == "readerctl \(UpdatePolicy.readerKitVersion)\n")
   }
 }

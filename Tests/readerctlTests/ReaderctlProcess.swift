@@ -18,6 +18,8 @@ struct ReaderctlProcess {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// How long the process took to end after `interruptWhen` sent it SIGINT.
+    var stoppedAfterInterrupt: Duration?
 
     /// Whether this is how a usage error ends a command: status 64, nothing on standard output, and on
     /// standard error exactly two lines, the error and `see 'readerctl <command> --help'`.
@@ -58,9 +60,11 @@ struct ReaderctlProcess {
   /// closed when `readerctl` starts (`>&-`), through `/bin/sh`.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
-    interruptAfter marker: String? = nil, standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
-    closing: [Int32] = [], asNobody: Bool = false
+    interruptAfter marker: String? = nil, interruptWhen ready: (() -> Bool)? = nil,
+    standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
+    closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
   ) throws -> Result {
+    let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -116,7 +120,14 @@ struct ReaderctlProcess {
         usleep(20_000)
       }
     }
+    var interruptedAt: ContinuousClock.Instant?
+    if let ready {
+      while process.isRunning, !ready() { usleep(10_000) }
+      interruptedAt = .now
+      kill(pid, SIGINT)
+    }
     process.waitUntilExit()
+    let stoppedAfterInterrupt = interruptedAt.map { ContinuousClock.now - $0 }
     let timedOut = finished.withLock { done -> Bool in
       defer { done = true }
       return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
@@ -126,7 +137,7 @@ struct ReaderctlProcess {
     }
     return Result(
       status: process.terminationStatus, stdout: try String(contentsOf: files[1], encoding: .utf8),
-      stderr: try String(contentsOf: files[2], encoding: .utf8))
+      stderr: try String(contentsOf: files[2], encoding: .utf8), stoppedAfterInterrupt: stoppedAfterInterrupt)
   }
 
   /// `setpriv` (util-linux), which runs `readerctl` as `nobody` for `asNobody` when the tests run as root.

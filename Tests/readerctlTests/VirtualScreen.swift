@@ -239,3 +239,21 @@ struct VirtualScreen {
     pendingWrap = false
   }
 }
+
+extension VirtualScreen {
+  /// The narration on screen and in the history, one entry per stamped line: a row whose stamp ends
+  /// in column 15 (`[1d 00:00:00.0] `, narrower stamps right-aligned in it), joined with the rows
+  /// indented under its text that continue it.
+  var narration: [String] {
+    var entries: [String] = []
+    let indent = String(repeating: " ", count: 16)
+    for row in history {
+      if row.hasPrefix(indent), let last = entries.indices.last, !row.dropFirst(16).hasPrefix(" ") {
+        entries[last] += " " + row.dropFirst(16)
+      } else if row.count > 16, Array(row)[14] == "]", row.drop(while: { $0 == " " }).hasPrefix("[") {
+        entries.append(String(row.drop(while: { $0 == " " })))
+      }
+    }
+    return entries
+  }
+}

@@ -13,10 +13,16 @@ import ReaderCore
 enum FileFetch {
   /// The contents of the file at `url` (a `file:` URL), or `.exceeded` as soon as it holds more than
   /// `limit` bytes. Anything but a regular file (a directory, a FIFO that would block) is refused
-  /// before it is read.
+  /// before it is read, and so is a URL naming another host than `localhost`.
   /// - Throws: `updateCatalogUnavailable` with `context["url"]`, `context["reason"]` and, for a failed
   ///   system call, `context["errno"]`.
   static func contents(of url: URL, limit: Int) throws(ReaderError) -> BoundedBody {
+    // `file://host/path` names a file on another machine; read here it would be a local path.
+    if let host = url.host, !host.isEmpty, host.lowercased() != "localhost" {
+      throw ReaderError(
+        .updateCatalogUnavailable, "\(url.absoluteString) names the host \(host), not this machine",
+        context: ["url": url.absoluteString, "reason": "a file URL naming another host"])
+    }
     let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { throw unavailable(url, errno: errno) }
     defer { _ = close(fd) }

@@ -12,7 +12,7 @@ import Synchronization
 /// The body is read as it arrives; the fetch ends as soon as the body passes `limit` (at once when the
 /// answer announces a larger `Content-Length`), keeping nothing of it, and a refused status ends it at
 /// the headers. A server that goes quiet for `stallTimeout` ends the fetch, and so does one that has
-/// not finished after `totalTimeout`.
+/// not finished after `totalTimeout`; a `CatalogCancellation` ends it at once.
 ///
 /// The fetch returns then and cancels the transfer. On Linux, URLSession (swift-corelibs-foundation)
 /// reads ahead of its delegate without back-pressure and acts on a cancel only after the data already
@@ -24,6 +24,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     case body(BoundedBody)
     case status(Int)
     case failed(URLError)
+    case canceled
   }
 
   private struct State: Sendable {
@@ -47,12 +48,16 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
   /// Fetches `url` and returns its body, or `.exceeded` when it has more than `limit` bytes.
   /// - Throws: `updateCatalogUnavailable` for a refused or failed connection or a status outside 2xx
   ///   (`context["status"]`); `updateCatalogTimedOut` when the server sends nothing for `stallTimeout`
-  ///   or the transfer is not over after `totalTimeout` (`context["timeout"]`, in seconds). Every error
-  ///   has `context["url"]` and `context["reason"]`.
+  ///   or the transfer is not over after `totalTimeout` (`context["timeout"]`, in seconds); `canceled`
+  ///   once `cancellation` is cancelled. Every error has `context["url"]` and `context["reason"]`.
   static func get(
-    _ url: URL, limit: Int, stallTimeout: Duration, totalTimeout: Duration
+    _ url: URL, limit: Int, stallTimeout: Duration, totalTimeout: Duration, cancellation: CatalogCancellation
   ) throws(ReaderError) -> BoundedBody {
+    let errors = FetchErrors(url: url)
+    guard !cancellation.isCancelled else { throw errors.canceled() }
     let fetch = HTTPFetch(url: url, limit: limit)
+    let token = cancellation.onCancel { if fetch.settle(.canceled) { fetch.finished.signal() } }
+    defer { cancellation.removeHandler(token) }
     // The timeouts are enforced here, to the millisecond; URLSession's own (whole seconds on Linux,
     // where a fraction is cut to zero) stand behind them a second later.
     let configuration = URLSessionConfiguration.ephemeral
@@ -75,16 +80,16 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     task.resume()
 
     let totalDeadline = start + totalTimeout.timeInterval
-    var timeout: (seconds: TimeInterval, reason: String)?
+    var timeout: (duration: Duration, reason: String)?
     while true {
       let activity = fetch.state.withLock { $0.lastActivity }
       let stallDeadline = activity + stallTimeout.timeInterval
       if fetch.finished.wait(timeout: min(stallDeadline, totalDeadline)) == .success { break }
       let now = DispatchTime.now()
       if now >= totalDeadline {
-        timeout = (totalTimeout.timeInterval, "not finished after \(totalTimeout.timeInterval) s")
+        timeout = (totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
       } else if now >= stallDeadline, fetch.state.withLock({ $0.lastActivity == activity }) {
-        timeout = (stallTimeout.timeInterval, "nothing received for \(stallTimeout.timeInterval) s")
+        timeout = (stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
       } else {
         continue
       }
@@ -94,7 +99,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
       _ = fetch.finished.wait(timeout: .now() + 2)
       break
     }
-    return try fetch.result(timeout: timeout, stallTimeout: stallTimeout)
+    return try fetch.result(timeout: timeout, stallTimeout: stallTimeout, errors: errors)
   }
 
   /// Records `outcome` unless one was recorded already; returns whether it was recorded.
@@ -109,8 +114,8 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
   }
 
   /// What the transfer produced; `timeout` is the limit that ended it, if one did.
-  private func result(timeout: (seconds: TimeInterval, reason: String)?, stallTimeout: Duration) throws(ReaderError)
-    -> BoundedBody
+  private func result(timeout: (duration: Duration, reason: String)?, stallTimeout: Duration, errors: FetchErrors)
+    throws(ReaderError) -> BoundedBody
   {
     let outcome = state.withLock { $0.outcome } ?? .failed(URLError(.unknown))
     let address = url.absoluteString
@@ -120,17 +125,17 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     case .status(let status):
       throw ReaderError(
         .updateCatalogUnavailable, "\(address) answered with HTTP status \(status)",
-        context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"])
+        context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"],
+        cause: .httpStatus(status))
+    case .canceled:
+      throw errors.canceled()
     case .failed(let error) where error.code == .timedOut:
-      let (seconds, reason) = timeout ?? (stallTimeout.timeInterval, "URLSession timed out")
-      throw ReaderError(
-        .updateCatalogTimedOut, "\(address) did not answer in time: \(reason)",
-        context: ["url": address, "timeout": "\(seconds)", "reason": reason])
+      let (duration, reason) = timeout ?? (stallTimeout, "URLSession timed out")
+      throw errors.timedOut(duration, reason)
     case .failed(let error):
-      let reason = Self.reason(error)
-      throw ReaderError(
-        .updateCatalogUnavailable, "cannot fetch \(address): \(reason)",
-        context: ["url": address, "reason": reason, "code": "\(error.code.rawValue)"])
+      var failure = errors.unavailable(Self.reason(error))
+      failure.context["code"] = "\(error.code.rawValue)"
+      throw failure
     }
   }
 

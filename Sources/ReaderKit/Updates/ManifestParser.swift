@@ -17,7 +17,7 @@ struct ManifestParser {
     guard version == UpdateManifest.formatVersion else {
       throw invalid(
         "manifestVersion", members["manifestVersion"],
-        "manifest version \(version) is not supported; this ReaderKit reads version \(UpdateManifest.formatVersion)")
+        "is \(version): this ReaderKit reads manifest version \(UpdateManifest.formatVersion) only")
     }
     let list = try array(members["releases"], at: "releases")
     var releases: [UpdateRelease] = []
@@ -39,15 +39,23 @@ struct ManifestParser {
     failure("the manifest is larger than \(maximumSize) bytes", ["limit": "\(maximumSize)"])
   }
 
-  private func json(_ bytes: Data) throws(ReaderError) -> ManifestJSON {
-    guard bytes.count <= maximumSize else { throw tooLarge() }
-    if let offset = ManifestJSON.offsetOfExcessiveNesting(in: bytes) {
+  private func json(_ manifestBytes: Data) throws(ReaderError) -> ManifestJSON {
+    guard manifestBytes.count <= maximumSize else { throw tooLarge() }
+    var bytes = manifestBytes
+    // A UTF-8 byte-order mark, which editors on some systems write, is not JSON but says nothing
+    // wrong (RFC 8259 §8.1 lets a parser ignore it): read as white space, offsets stay the file's.
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.replaceSubrange(0..<3, with: [0x20, 0x20, 0x20]) }
+    // A syntax error is reported before nesting, unless the syntax checker stopped at the nesting
+    // itself (an array or object opened 512 deep): garbage is "not valid JSON", whatever brackets it holds.
+    let syntaxError = JSONSyntax.firstErrorOffset(in: Array(bytes))
+    let nesting = ManifestJSON.offsetOfExcessiveNesting(in: bytes)
+    if let offset = syntaxError, nesting.map({ $0 > offset || !isOpening(bytes, at: offset) }) ?? true {
+      throw failure("the manifest is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
+    }
+    if let offset = nesting {
       throw failure(
         "the manifest nests arrays and objects deeper than \(ManifestJSON.maximumDepth) levels (at byte \(offset))",
         ["offset": "\(offset)"])
-    }
-    if let offset = JSONSyntax.firstErrorOffset(in: Array(bytes)) {
-      throw failure("the manifest is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
     }
     do {
       return try JSONDecoder().decode(ManifestJSON.self, from: bytes)
@@ -57,6 +65,13 @@ struct ManifestParser {
     } catch {
       throw failure("the manifest could not be decoded (invalid UTF-8 or a number out of range)", [:])
     }
+  }
+
+  /// Whether `bytes` opens an array or an object at `offset`.
+  private func isOpening(_ bytes: Data, at offset: Int) -> Bool {
+    guard offset < bytes.count else { return false }
+    let byte = bytes[bytes.startIndex + offset]
+    return byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{")
   }
 
   private func path(_ codingPath: [any CodingKey]) -> String {

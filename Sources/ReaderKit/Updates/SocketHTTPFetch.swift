@@ -4,71 +4,95 @@
   import ReaderCore
 
   /// One bounded HTTP/1.1 GET over a plain TCP socket: the body of a 2xx answer, or a typed error,
-  /// within fixed time and memory. Used for `http:` URLs on Linux, where URLSession reads ahead of its
-  /// delegate without back-pressure and cannot be stopped at a byte bound (an endless body was seen to
-  /// be pulled in by the hundreds of megabytes before a cancel took effect).
+  /// within fixed time and memory, stopped at once by a `CatalogCancellation`. Used for `http:` URLs
+  /// on Linux, where URLSession reads ahead of its delegate without back-pressure and cannot be stopped
+  /// at a byte bound (an endless body was seen to be pulled in by the hundreds of megabytes before a
+  /// cancel took effect).
   ///
-  /// Every wait is a `poll(2)` bounded by `stallTimeout` (no byte for that long) and by what is left of
-  /// `totalTimeout`; at most `limit` body bytes are kept, and reading stops at the first byte beyond
-  /// them. Content-Length, chunked and close-delimited bodies are read; redirects are not followed (a 3xx
-  /// answer is an HTTP error status). Host names are resolved with `getaddrinfo`, whose wait is bounded
-  /// by the system resolver's own timeouts.
+  /// Every wait is a `poll(2)` on the socket and on a wake-up pipe the cancellation writes to, bounded
+  /// by `stallTimeout` (no byte for that long) and by what is left of `totalTimeout`; at most `limit`
+  /// body bytes are kept, and reading stops at the first byte beyond them. Content-Length, chunked and
+  /// close-delimited bodies are read, and the answer is parsed strictly (`HTTPResponseHead`,
+  /// `HTTPChunkSyntax`): a line that breaks the syntax — a junk status line, a signed or oversized
+  /// chunk size, a trailer that is not a field — is `updateCatalogInvalid` naming the line, never a
+  /// crash. Redirects are not followed (a 3xx answer is an HTTP error status). Host names are
+  /// resolved with `getaddrinfo`, whose wait is bounded by the system resolver's own timeouts (the
+  /// cancellation is checked before and after it).
   enum SocketHTTPFetch {
-    /// The most header bytes accepted.
+    /// The most header bytes accepted (the head, and the trailer section of a chunked body).
     static let maximumHeaderSize = 64 * 1024
+    /// The longest chunk-size line accepted.
+    static let maximumChunkLineSize = 1024
+    /// The most interim (1xx) answers skipped before the final one.
+    static let maximumInterimAnswers = 8
 
     /// Fetches `url` (`http:`) and returns its body, or `.exceeded` when it has more than `limit` bytes.
-    /// - Throws: the same errors as `HTTPFetch.get`.
+    /// - Throws: `updateCatalogUnavailable` (a refused or failed connection, a status outside 2xx with
+    ///   `context["status"]` and an `.httpStatus` cause, a connection closed early),
+    ///   `updateCatalogTimedOut` (silent for `stallTimeout`, or not done after `totalTimeout`:
+    ///   `context["timeout"]` in seconds), `updateCatalogInvalid` (a malformed answer:
+    ///   `context["line"]`), `canceled` (`context["url"]`). Every error has `context["url"]`.
     static func get(
-      _ url: URL, limit: Int, stallTimeout: Duration, totalTimeout: Duration
+      _ url: URL, limit: Int, stallTimeout: Duration, totalTimeout: Duration, cancellation: CatalogCancellation
     ) throws(ReaderError) -> BoundedBody {
+      let errors = FetchErrors(url: url)
+      guard !cancellation.isCancelled else { throw errors.canceled() }
+      guard let wake = WakeUpPipe(cancellation) else {
+        throw errors.unavailable("cannot open a pipe: \(String(cString: strerror(errno)))", errno: errno)
+      }
+      defer { wake.close() }
       var connection = try Connection(
-        url: url, stallTimeout: stallTimeout, deadline: .now + totalTimeout, totalTimeout: totalTimeout)
+        url: url, errors: errors, wake: wake.readEnd, cancellation: cancellation, stallTimeout: stallTimeout,
+        totalTimeout: totalTimeout)
       defer { connection.close() }
       try connection.sendRequest()
-      let head = try connection.readHead()
+      let head = try connection.readFinalHead()
       guard (200..<300).contains(head.status) else {
         throw ReaderError(
           .updateCatalogUnavailable, "\(url.absoluteString) answered with HTTP status \(head.status)",
-          context: ["url": url.absoluteString, "status": "\(head.status)", "reason": "HTTP status \(head.status)"])
+          context: ["url": url.absoluteString, "status": "\(head.status)", "reason": "HTTP status \(head.status)"],
+          cause: .httpStatus(head.status))
       }
-      if head.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
-        return try connection.readChunkedBody(limit: limit)
+      let framing: HTTPResponseHead.Framing
+      do throws(HTTPMalformedResponse) {
+        framing = head.status == 204 ? .length(0) : try head.framing()
+      } catch {
+        throw errors.malformed(error)
       }
-      if let field = head.headers["content-length"] {
-        guard let length = Int(field.trimmingCharacters(in: .whitespaces)), length >= 0 else {
-          throw connection.unavailable("the Content-Length \(field) is not a number")
-        }
+      switch framing {
+      case .chunked: return try connection.readChunkedBody(limit: limit)
+      case .length(let length):
         guard length <= limit else { return .exceeded(limit: limit) }
         return .complete(try connection.readExactly(length))
+      case .untilClose: return try connection.readToEnd(limit: limit)
       }
-      return try connection.readToEnd(limit: limit)
-    }
-
-    /// The status and header fields (names in lower case).
-    struct Head {
-      var status: Int
-      var headers: [String: String]
     }
 
     /// A connected socket with a read buffer and the fetch's deadlines.
     private struct Connection {
       let url: URL
+      let errors: FetchErrors
+      let wake: Int32
+      let cancellation: CatalogCancellation
       let stallTimeout: Duration
-      let deadline: ContinuousClock.Instant
       let totalTimeout: Duration
+      let deadline: ContinuousClock.Instant
       private var fd: Int32 = -1
-      /// Bytes read but not consumed yet.
+      /// Bytes read but not consumed yet: `buffer[start...]`.
       private var buffer: [UInt8] = []
       private var start = 0
 
-      init(url: URL, stallTimeout: Duration, deadline: ContinuousClock.Instant, totalTimeout: Duration)
-        throws(ReaderError)
-      {
+      init(
+        url: URL, errors: FetchErrors, wake: Int32, cancellation: CatalogCancellation, stallTimeout: Duration,
+        totalTimeout: Duration
+      ) throws(ReaderError) {
         self.url = url
+        self.errors = errors
+        self.wake = wake
+        self.cancellation = cancellation
         self.stallTimeout = stallTimeout
-        self.deadline = deadline
         self.totalTimeout = totalTimeout
+        deadline = .now + totalTimeout
         fd = try connect()
       }
 
@@ -81,7 +105,7 @@
 
       private func connect() throws(ReaderError) -> Int32 {
         guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else {
-          throw unavailable("not an http URL with a host")
+          throw errors.unavailable("not an http URL with a host")
         }
         let port = url.port ?? 80
         var hints = addrinfo()
@@ -91,20 +115,24 @@
         var list: UnsafeMutablePointer<addrinfo>?
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let status = getaddrinfo(name, "\(port)", &hints, &list)
+        guard !cancellation.isCancelled else {
+          if list != nil { freeaddrinfo(list) }
+          throw errors.canceled()
+        }
         guard status == 0, let first = list else {
-          throw unavailable("unknown host (\(String(cString: gai_strerror(status))))")
+          throw errors.unavailable("unknown host (\(String(cString: gai_strerror(status))))")
         }
         defer { freeaddrinfo(list) }
-        var lastError = ReaderError(.updateCatalogUnavailable, "no address", context: [:])
+        var lastError = errors.unavailable("no address")
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
           entry = address.pointee.ai_next
           let fd = socket(
             address.pointee.ai_family,
-            address.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue)
-              | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
+            address.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            address.pointee.ai_protocol)
           guard fd >= 0 else {
-            lastError = unavailable("cannot open a socket: \(String(cString: strerror(errno)))")
+            lastError = errors.unavailable("cannot open a socket: \(String(cString: strerror(errno)))", errno: errno)
             continue
           }
           do throws(ReaderError) {
@@ -112,7 +140,7 @@
             return fd
           } catch {
             _ = Glibc.close(fd)
-            if error.code == .updateCatalogTimedOut { throw error }
+            if error.code == .updateCatalogTimedOut || error.code == .canceled { throw error }
             lastError = error
           }
         }
@@ -133,7 +161,8 @@
 
       private func connectFailure(_ code: Int32) -> ReaderError {
         code == ECONNREFUSED
-          ? unavailable("connection refused") : unavailable("cannot connect: \(String(cString: strerror(code)))")
+          ? errors.unavailable("connection refused", errno: code)
+          : errors.unavailable("cannot connect: \(String(cString: strerror(code)))", errno: code)
       }
 
       func sendRequest() throws(ReaderError) {
@@ -149,7 +178,7 @@
         var sent = 0
         while sent < request.count {
           let result = request.withUnsafeBytes { bytes in
-            send(fd, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            send(fd, bytes.baseAddress.map { $0 + sent }, bytes.count - sent, Int32(MSG_NOSIGNAL))
           }
           if result > 0 {
             sent += result
@@ -158,7 +187,7 @@
           } else if result < 0, errno == EINTR {
             continue
           } else {
-            throw unavailable("cannot send the request: \(String(cString: strerror(errno)))")
+            throw errors.unavailable("cannot send the request: \(String(cString: strerror(errno)))", errno: errno)
           }
         }
       }
@@ -182,51 +211,63 @@
           switch errno {
           case EINTR: continue
           case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLIN))
-          default: throw unavailable("the connection failed: \(String(cString: strerror(errno)))")
+          default:
+            throw errors.unavailable("the connection failed: \(String(cString: strerror(errno)))", errno: errno)
           }
         }
       }
 
       private var available: Int { buffer.count - start }
 
+      /// The next `count` bytes, consumed; `count` is at most `available`.
       private mutating func take(_ count: Int) -> ArraySlice<UInt8> {
+        let count = min(max(0, count), available)
         defer { start += count }
         return buffer[start..<start + count]
       }
 
-      mutating func readHead() throws(ReaderError) -> Head {
-        var searchFrom = 0
-        while true {
-          let bytes = buffer[start...]
-          if let end = Self.find([13, 10, 13, 10], in: bytes, from: bytes.startIndex + searchFrom) {
-            let text = String(decoding: take(end + 4 - start), as: UTF8.self)
-            return try parseHead(text)
-          }
-          searchFrom = max(0, available - 3)
-          guard available <= SocketHTTPFetch.maximumHeaderSize else {
-            throw unavailable("the answer's header is larger than \(SocketHTTPFetch.maximumHeaderSize) bytes")
-          }
-          guard try fill() else { throw unavailable("the connection closed before an answer") }
+      /// The head of the final answer, skipping interim (1xx) ones.
+      mutating func readFinalHead() throws(ReaderError) -> HTTPResponseHead {
+        for _ in 0...SocketHTTPFetch.maximumInterimAnswers {
+          let head = try readHead()
+          if !(100..<200).contains(head.status) || head.status == 101 { return head }
         }
+        throw errors.malformed(
+          HTTPMalformedResponse(
+            "more than \(SocketHTTPFetch.maximumInterimAnswers) interim answers", line: Array("HTTP/1.1 1xx".utf8)))
       }
 
-      private func parseHead(_ text: String) throws(ReaderError) -> Head {
-        var lines = text.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]),
-          (100...999).contains(status)
-        else { throw unavailable("bad server response") }
-        var headers: [String: String] = [:]
-        for line in lines where !line.isEmpty {
-          guard let colon = line.firstIndex(of: ":") else { continue }
-          headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      private mutating func readHead() throws(ReaderError) -> HTTPResponseHead {
+        // How far past `start` the search has looked already (`fill` may move what `start` points to).
+        var searched = 0
+        while true {
+          if let end = Self.find([13, 10, 13, 10], in: buffer, from: start + searched) {
+            let head = take(end - start)
+            _ = take(4)
+            do throws(HTTPMalformedResponse) {
+              return try HTTPResponseHead.parse(head)
+            } catch {
+              throw errors.malformed(error)
+            }
+          }
+          searched = max(0, available - 3)
+          guard available <= SocketHTTPFetch.maximumHeaderSize else {
+            throw errors.malformed(
+              HTTPMalformedResponse(
+                "the answer's head is larger than \(SocketHTTPFetch.maximumHeaderSize) bytes",
+                line: buffer[start...].prefix(HTTPMalformedResponse.maximumShownLength)))
+          }
+          guard try fill() else {
+            if available == 0 { throw errors.unavailable("the connection closed before an answer") }
+            throw errors.malformed(
+              HTTPMalformedResponse("the connection closed inside the answer's head", line: buffer[start...]))
+          }
         }
-        return Head(status: status, headers: headers)
       }
 
       mutating func readExactly(_ count: Int) throws(ReaderError) -> Data {
         while available < count {
-          guard try fill() else { throw unavailable("the connection closed before the body was complete") }
+          guard try fill() else { throw errors.unavailable("the connection closed before the body was complete") }
         }
         return Data(take(count))
       }
@@ -241,36 +282,63 @@
       mutating func readChunkedBody(limit: Int) throws(ReaderError) -> BoundedBody {
         var body = Data()
         while true {
-          let line = try readLine()
-          let digits = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) }
-          guard let digits, !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
-            throw unavailable("bad chunk size in the body")
+          let line = try readLine(maximum: SocketHTTPFetch.maximumChunkLineSize, what: "a chunk-size line")
+          let size: Int
+          do throws(HTTPMalformedResponse) {
+            size = try HTTPChunkSyntax.size(of: line)
+          } catch {
+            throw errors.malformed(error)
           }
-          if size == 0 { return .complete(body) }
-          guard body.count + size <= limit else { return .exceeded(limit: limit) }
+          if size == 0 { break }
+          guard size <= limit - body.count else { return .exceeded(limit: limit) }
           body.append(try readExactly(size))
-          guard try readLine().isEmpty else { throw unavailable("bad chunk end in the body") }
+          let end = try readLine(maximum: SocketHTTPFetch.maximumChunkLineSize, what: "a chunk's end")
+          guard end.isEmpty else {
+            throw errors.malformed(HTTPMalformedResponse("a chunk is longer than its size says", line: end))
+          }
+        }
+        // The trailer section: header fields, then an empty line.
+        var trailerBytes = 0
+        while true {
+          let line = try readLine(maximum: SocketHTTPFetch.maximumHeaderSize, what: "a trailer line")
+          if line.isEmpty { return .complete(body) }
+          trailerBytes += line.count + 2
+          do throws(HTTPMalformedResponse) {
+            guard trailerBytes <= SocketHTTPFetch.maximumHeaderSize else {
+              throw HTTPMalformedResponse(
+                "the trailer section is larger than \(SocketHTTPFetch.maximumHeaderSize) bytes", line: line)
+            }
+            try HTTPChunkSyntax.checkTrailer(line)
+          } catch {
+            throw errors.malformed(error)
+          }
         }
       }
 
-      /// One CRLF-terminated line of at most 1 KiB, without its CRLF.
-      private mutating func readLine() throws(ReaderError) -> String {
+      /// One CRLF-terminated line of at most `maximum` bytes, without its CRLF.
+      private mutating func readLine(maximum: Int, what: String) throws(ReaderError) -> [UInt8] {
+        var searched = 0
         while true {
-          let bytes = buffer[start...]
-          if let end = Self.find([13, 10], in: bytes, from: bytes.startIndex) {
-            let line = String(decoding: buffer[start..<end], as: UTF8.self)
-            start = end + 2
+          if let end = Self.find([13, 10], in: buffer, from: start + searched) {
+            let line = Array(take(end - start))
+            _ = take(2)
             return line
           }
-          guard available <= 1024 else { throw unavailable("a chunk header is too long") }
-          guard try fill() else { throw unavailable("the connection closed before the body was complete") }
+          searched = max(0, available - 1)
+          guard available <= maximum else {
+            throw errors.malformed(
+              HTTPMalformedResponse(
+                "\(what) is longer than \(maximum) bytes",
+                line: buffer[start...].prefix(HTTPMalformedResponse.maximumShownLength)))
+          }
+          guard try fill() else { throw errors.unavailable("the connection closed before the body was complete") }
         }
       }
 
-      private static func find(_ pattern: [UInt8], in bytes: ArraySlice<UInt8>, from: Int) -> Int? {
-        guard bytes.count >= pattern.count else { return nil }
-        var index = max(from, bytes.startIndex)
-        while index + pattern.count <= bytes.endIndex {
+      /// The index in `bytes` where `pattern` starts, searching from `from`.
+      private static func find(_ pattern: [UInt8], in bytes: [UInt8], from: Int) -> Int? {
+        var index = max(0, from)
+        while index + pattern.count <= bytes.count {
           if bytes[index] == pattern[0], bytes[index..<index + pattern.count].elementsEqual(pattern) { return index }
           index += 1
         }
@@ -279,45 +347,30 @@
 
       // MARK: Waiting
 
-      /// Waits until `fd` is ready for `events`, at most `stallTimeout` and never past the deadline.
+      /// Waits until `fd` is ready for `events`, at most `stallTimeout` and never past the deadline;
+      /// throws `canceled` as soon as the cancellation is requested.
       private func wait(_ fd: Int32, for events: Int16) throws(ReaderError) {
+        let stallEnds = ContinuousClock.now + stallTimeout
         while true {
           let now = ContinuousClock.now
-          guard now < deadline else { throw timedOut(totalTimeout, "not finished after \(seconds(totalTimeout)) s") }
-          let stallEnds = now + stallTimeout
-          let until = min(stallEnds, deadline)
-          let milliseconds = Int32(clamping: max(1, (until - now).milliseconds))
-          var descriptor = pollfd(fd: fd, events: events, revents: 0)
-          let ready = poll(&descriptor, 1, milliseconds)
-          if ready > 0 { return }
+          guard now < deadline else {
+            throw errors.timedOut(totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
+          }
+          guard now < stallEnds else {
+            throw errors.timedOut(stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
+          }
+          let milliseconds = Int32(clamping: max(1, (min(stallEnds, deadline) - now).milliseconds))
+          var descriptors = [
+            pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+          ]
+          let ready = poll(&descriptors, 2, milliseconds)
           if ready < 0 {
             if errno == EINTR { continue }
-            throw unavailable("poll failed: \(String(cString: strerror(errno)))")
+            throw errors.unavailable("poll failed: \(String(cString: strerror(errno)))", errno: errno)
           }
-          if ContinuousClock.now >= deadline { continue }
-          if ContinuousClock.now >= stallEnds {
-            throw timedOut(stallTimeout, "nothing received for \(seconds(stallTimeout)) s")
-          }
+          if descriptors[1].revents != 0 || cancellation.isCancelled { throw errors.canceled() }
+          if descriptors[0].revents != 0 { return }
         }
-      }
-
-      // MARK: Errors
-
-      func unavailable(_ reason: String) -> ReaderError {
-        ReaderError(
-          .updateCatalogUnavailable, "cannot fetch \(url.absoluteString): \(reason)",
-          context: ["url": url.absoluteString, "reason": reason])
-      }
-
-      private func timedOut(_ timeout: Duration, _ reason: String) -> ReaderError {
-        ReaderError(
-          .updateCatalogTimedOut, "\(url.absoluteString) did not answer in time: \(reason)",
-          context: ["url": url.absoluteString, "timeout": "\(seconds(timeout))", "reason": reason])
-      }
-
-      private func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
       }
     }
   }

@@ -106,6 +106,15 @@ struct CatalogSite {
   func url(_ path: String) -> URL { URL(string: base + path)! }
 }
 
+extension CatalogSite {
+  /// A fresh directory on the shared catalog server; the caller removes `root`.
+  static func fresh() throws -> CatalogSite {
+    let site = CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString)
+    try FileManager.default.createDirectory(at: site.root, withIntermediateDirectories: true)
+    return site
+  }
+}
+
 /// Runs `body` with a fresh directory on the shared catalog server, removed afterwards.
 func withCatalogServer<T>(_ body: (CatalogSite) throws -> T) throws -> T {
   let site = CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString)

@@ -44,6 +44,24 @@ import Testing
     }
   }
 
+  @Test func aFileURLNamingAnotherHostIsRefusedNotReadAsALocalPath() throws {
+    try withTemporaryDirectory { directory in
+      let local = try ManifestFixture().write(to: directory)
+      let remote = try #require(URL(string: "file://otherhost" + local.path))
+      #expect(try ManifestUpdateCatalog(manifestURL: local).manifest().releases.count == 2)
+      #expect(
+        try ManifestUpdateCatalog(manifestURL: URL(string: "file://localhost" + local.path)!).manifest()
+          .releases.count == 2)
+      do throws(ReaderError) {
+        _ = try ManifestUpdateCatalog(manifestURL: remote).manifest()
+        Issue.record("file://otherhost/… was read")
+      } catch {
+        #expect(error.code == .updateCatalogUnavailable)
+        #expect(error.context["reason"] == "a file URL naming another host")
+      }
+    }
+  }
+
   @Test func missingManifestIsUnavailableNeverNoUpdate() throws {
     try withTemporaryDirectory { directory in
       let url = directory.appendingPathComponent("absent.json")

@@ -93,6 +93,23 @@ private func invalid(
     #expect(expectInvalid(Data("{\"a\":".utf8), field: nil, value: nil)?.context["offset"] == "5")
   }
 
+  @Test func aUTF8ByteOrderMarkIsReadAsWhiteSpaceKeepingTheOffsets() throws {
+    let manifest = try parse(Data([0xEF, 0xBB, 0xBF]) + ManifestFixture().data)
+    #expect(manifest.releases.count == 2)
+    let error = expectInvalid(
+      Data([0xEF, 0xBB, 0xBF]) + Data(#"{"manifestVersion": 1,,}"#.utf8), field: nil, value: nil)
+    #expect(error?.context["offset"] == "\(3 + 22)")
+  }
+
+  @Test func garbageIsNotValidJSONWhateverBracketsItOpens() {
+    let garbage = Data((String(repeating: "[", count: 40) + "%PDF-1.7 binary").utf8)
+    let error = expectInvalid(garbage, field: nil, value: nil, reasonContains: "is not valid JSON")
+    #expect(error?.context["offset"] == "40")
+    // Valid JSON nested too deep is reported as such.
+    let deep = Data((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)
+    expectInvalid(deep, field: nil, value: nil, reasonContains: "nests arrays and objects deeper than 16 levels")
+  }
+
   @Test func invalidUTF8IsRefused() {
     let bytes = Data(#"{"manifestVersion": 1, "releases": [], "x": ""#.utf8) + Data([0xC3, 0x28]) + Data(#""}"#.utf8)
     expectInvalid(bytes, field: nil, value: nil)
@@ -129,9 +146,16 @@ private func invalid(
   @Test func manifestVersionMissingWrongOrUnsupported() {
     invalid(field: "manifestVersion", value: nil, reasonContains: "missing") { $0.root["manifestVersion"] = nil }
     invalid(field: "manifestVersion", value: "1", reasonContains: "is a string") { $0.root["manifestVersion"] = "1" }
-    invalid(field: "manifestVersion", value: "2", reasonContains: "version 2 is not supported") {
-      $0.root["manifestVersion"] = 2
-    }
+    let unsupported = expectInvalid(
+      { () -> Data in
+        var fixture = ManifestFixture()
+        fixture.root["manifestVersion"] = 2
+        return fixture.data
+      }(), field: "manifestVersion", value: "2")
+    #expect(
+      unsupported?.message
+        == "the update manifest at \(manifestURL.absoluteString) is invalid: the field manifestVersion is 2: this "
+        + "ReaderKit reads manifest version 1 only")
     invalid(field: "manifestVersion", value: "1.5", reasonContains: "not an integer") {
       $0.root["manifestVersion"] = 1.5
     }

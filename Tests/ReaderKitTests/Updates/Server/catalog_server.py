@@ -5,7 +5,13 @@ Usage: catalog_server.py
 Makes a temporary directory ROOT and prints "port N root ROOT" once listening. Serves the files under
 ROOT at their relative paths (404 for anything else). A path whose last segments are one of these
 misbehaves instead (PREFIX is whatever comes before, so tests running side by side do not meet):
-  PREFIX/stall               accepts the request and never answers (until the client gives up)
+  PREFIX/stall               accepts the request and never answers (until the client hangs up)
+  PREFIX/trickle/MS          200 with a Content-Length of 100000, then one byte every MS milliseconds
+                             (until the client hangs up)
+  PREFIX/open                "open N": how many stall and trickle connections under PREFIX the
+                             clients have not closed yet
+  PREFIX/raw/NAME            one of the hostile answers in RAW below, as it is, then closes
+  PREFIX/count/PATH          "count N": how many requests PREFIX/PATH has had
   PREFIX/endless             200 without a Content-Length, then up to 1 GiB (until the client hangs up)
   PREFIX/endless-progress    "sending N" while PREFIX/endless is still sending, "done N" once it is
                              over, N being the body bytes sent so far
@@ -18,10 +24,12 @@ process that started it.
 
 import http.server
 import os
+import select
 import shutil
 import socketserver
 import sys
 import tempfile
+import socket as socket_module
 import threading
 import time
 
@@ -29,6 +37,35 @@ ROOT = os.path.realpath(tempfile.mkdtemp(prefix="catalog-server-"))
 CHUNK = b"x" * 65536
 ENDLESS = {}  # prefix -> {"done": Event, "sent": int}
 LOCK = threading.Lock()
+OPEN = {}  # prefix -> stall and trickle connections not closed by the client yet
+COUNTS = {}  # path -> requests
+RAW = {
+    "chunk-negative": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\nx\r\n0\r\n\r\n",
+    "chunk-signed": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\n{}\r\n0\r\n\r\n",
+    "chunk-huge": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\nx\r\n0\r\n\r\n",
+    "chunk-bad-trailer": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nnot a field\r\n\r\n",
+    "junk-status": b"SSH-2.0-OpenSSH_9.2\r\n\r\n",
+    "signed-status": b"HTTP/1.1 +200 OK\r\nContent-Length: 2\r\n\r\n{}",
+    "length-negative": b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n{}",
+    "length-disagree": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+    "no-colon": b"HTTP/1.1 200 OK\r\nthis is not a field\r\nContent-Length: 2\r\n\r\n{}",
+}
+
+
+def track(prefix, delta):
+    with LOCK:
+        OPEN[prefix] = OPEN.get(prefix, 0) + delta
+
+
+def closed_by_client(connection, timeout):
+    """Waits up to `timeout` seconds; True once the client has closed its side."""
+    readable, _, _ = select.select([connection], [], [], timeout)
+    if not readable:
+        return False
+    try:
+        return connection.recv(4096, socket_module.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def endless_state(prefix):
@@ -44,9 +81,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
+        with LOCK:
+            COUNTS[path] = COUNTS.get(path, 0) + 1
+        if "/count/" in path:
+            counted = path.replace("/count/", "/", 1)
+            with LOCK:
+                count = COUNTS.get(counted, 0)
+            self.answer(200, b"count %d\n" % count)
+            return
         prefix, _, last = path.rpartition("/")
         if last == "stall":
-            time.sleep(600)
+            track(prefix, 1)
+            try:
+                deadline = time.monotonic() + 600
+                while time.monotonic() < deadline and not closed_by_client(self.connection, 0.05):
+                    pass
+            finally:
+                track(prefix, -1)
+            self.close_connection = True
+            return
+        if prefix.endswith("/trickle") and last.isdigit():
+            self.trickle(prefix[: -len("/trickle")], int(last) / 1000)
+            return
+        if last == "open":
+            with LOCK:
+                count = OPEN.get(prefix, 0)
+            self.answer(200, b"open %d\n" % count)
+            return
+        if prefix.endswith("/raw") and last in RAW:
+            self.wfile.write(RAW[last])
+            self.wfile.flush()
+            self.close_connection = True
             return
         if last in ("endless", "huge"):
             self.stream(endless_state(prefix) if last == "endless" else None)
@@ -76,6 +141,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             piece = body[start:start + 1000]
             self.wfile.write(b"%x;piece=%d\r\n%s\r\n" % (len(piece), start, piece))
         self.wfile.write(b"0\r\n\r\n")
+
+    def trickle(self, prefix, interval):
+        track(prefix, 1)
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            self.wfile.flush()
+            for _ in range(100000):
+                if closed_by_client(self.connection, interval):
+                    break
+                self.wfile.write(b"x")
+                self.wfile.flush()
+        except OSError:
+            pass
+        finally:
+            track(prefix, -1)
+        self.close_connection = True
 
     def stream(self, state):
         self.send_response(200)

@@ -1,0 +1,44 @@
+import Foundation
+import ReaderCore
+
+/// The errors of one fetch of `url`, worded alike whichever transport fetched it. Every error has
+/// `context["url"]` and `context["reason"]`; durations in the context are plain numbers of seconds.
+struct FetchErrors: Sendable {
+  let url: URL
+
+  /// `updateCatalogUnavailable`: the fetch could not be made or went wrong on the way.
+  func unavailable(_ reason: String, errno code: Int32? = nil) -> ReaderError {
+    var context = ["url": url.absoluteString, "reason": reason]
+    if let code { context["errno"] = "\(code)" }
+    return ReaderError(
+      .updateCatalogUnavailable, "cannot fetch \(url.absoluteString): \(reason)", context: context,
+      cause: code.map(ErrorCause.errno))
+  }
+
+  /// `updateCatalogTimedOut`: `timeout` ran out (`context["timeout"]`, in seconds).
+  func timedOut(_ timeout: Duration, _ reason: String) -> ReaderError {
+    ReaderError(
+      .updateCatalogTimedOut, "\(url.absoluteString) did not answer in time: \(reason)",
+      context: ["url": url.absoluteString, "timeout": Self.seconds(timeout), "reason": reason])
+  }
+
+  /// `updateCatalogInvalid`: the server's answer breaks the HTTP syntax (`context["line"]`).
+  func malformed(_ error: HTTPMalformedResponse) -> ReaderError {
+    ReaderError(
+      .updateCatalogInvalid,
+      "\(url.absoluteString) sent a malformed response: \(error.reason) (line \"\(error.line)\")",
+      context: ["url": url.absoluteString, "reason": "malformed response: \(error.reason)", "line": error.line])
+  }
+
+  /// `canceled`: the fetch's `CatalogCancellation` was cancelled.
+  func canceled() -> ReaderError {
+    ReaderError(
+      .canceled, "fetching \(url.absoluteString) was canceled",
+      context: ["url": url.absoluteString, "operation": "fetch", "reason": "canceled"])
+  }
+
+  /// `3`, `0.5`: a duration as a plain number of seconds (to the millisecond).
+  static func seconds(_ duration: Duration) -> String {
+    JSONValue.number(duration.inSeconds, decimals: 3).rendered
+  }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import ReaderCore
+import Synchronization
+import Testing
+
+@testable import ReaderKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Both ways the catalog fetches: on Linux `automatic` is the socket reader for `http:`.
+private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession]
+
+/// The HTTP catalog's fetches stop when asked — a `CatalogCancellation`, a cancelled task, a
+/// `Cancelable` — and when their deadline passes, and a hostile answer is an error naming its line:
+/// against `Server/catalog_server.py`, a server that never answers, trickles a byte at a time, or sends
+/// malformed HTTP. Serialized: the tests count the threads catalog calls run on.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct HTTPFetchInterruptionTests {
+  private static let installed = InstalledSoftware(
+    deviceType: .stripeM2, serialNumber: "STRM2-1", locationId: "tml_1", version: try! SoftwareVersion("1"))
+
+  private func catalog(
+    _ server: CatalogSite, _ path: String, _ transport: HTTPUpdateCatalog.Transport = .automatic,
+    stallTimeout: Duration = .seconds(20), totalTimeout: Duration? = .seconds(30)
+  ) -> HTTPUpdateCatalog {
+    var catalog = HTTPUpdateCatalog(
+      manifestURL: server.url(path), stallTimeout: stallTimeout, totalTimeout: totalTimeout)
+    catalog.transport = transport
+    return catalog
+  }
+
+  /// How many stall and trickle connections under `server` the server still holds open.
+  private static func openConnections(_ server: CatalogSite) throws -> Int {
+    let body = try SocketHTTPFetch.get(
+      server.url("open"), limit: 100, stallTimeout: .seconds(5), totalTimeout: .seconds(5),
+      cancellation: CatalogCancellation())
+    guard case .complete(let data) = body,
+      let count = Int(String(decoding: data, as: UTF8.self).dropFirst(5).dropLast())
+    else { throw CatalogServer.Failure(description: "the server's open count is unreadable: \(body)") }
+    return count
+  }
+
+  /// Waits, polling, until `condition` holds or `timeout` has passed; returns whether it holds.
+  private func eventually(within timeout: Duration = .seconds(5), _ condition: () throws -> Bool) rethrows -> Bool {
+    let end = ContinuousClock.now + timeout
+    while ContinuousClock.now < end {
+      if try condition() { return true }
+      usleep(10_000)
+    }
+    return try condition()
+  }
+
+  /// `eventually(within:_:)` on a thread outside the task pool, so the awaited tasks can run meanwhile.
+  private func eventuallyAwaiting(within timeout: Duration = .seconds(5), _ condition: @escaping @Sendable () -> Bool)
+    async -> Bool
+  {
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end, !condition() { usleep(10_000) }
+        continuation.resume(returning: condition())
+      }
+    }
+  }
+
+  /// The threads of this process that run catalog calls (`rk-fetch`).
+  private static func fetchThreads() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter {
+      (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.hasPrefix(catalogThreadName)
+        == true
+    }.count
+  }
+
+  // MARK: Cancellation
+
+  @Test(arguments: transports)
+  func aCancellationStopsABlockedFetchAtOnceAndClosesItsSocket(transport: HTTPUpdateCatalog.Transport) throws {
+    try withCatalogServer { server throws in
+      let stop = CatalogCancellation()
+      let outcome = Mutex<Result<UpdateAvailability, ReaderError>?>(nil)
+      let catalog = catalog(server, "stall", transport)
+      let thread = Thread {
+        let result = Result { () throws(ReaderError) in
+          try catalog.availableUpdate(for: Self.installed, at: Date(), cancellation: stop)
+        }
+        outcome.withLock { $0 = result }
+      }
+      thread.start()
+      #expect(try eventually { try Self.openConnections(server) == 1 }, "the fetch never reached the server")
+      let cancelledAt = ContinuousClock.now
+      stop.cancel()
+      #expect(eventually { outcome.withLock { $0 != nil } })
+      let stoppedWithin = ContinuousClock.now - cancelledAt
+      #expect(stoppedWithin < .milliseconds(500), "stopped after \(stoppedWithin)")
+      let result = try #require(outcome.withLock { $0 })
+      #expect(result.failure?.code == .canceled, "\(result)")
+      #expect(result.failure?.context["url"] == server.url("stall").absoluteString)
+      #expect(
+        try eventually(within: .milliseconds(500)) { try Self.openConnections(server) == 0 }, "the socket is open")
+    }
+  }
+
+  @Test func aFetchGivenAnAlreadyCancelledCancellationDoesNotStart() throws {
+    try withCatalogServer { server throws in
+      let stop = CatalogCancellation()
+      stop.cancel()
+      #expect(throws: ReaderError.self) {
+        try catalog(server, "stall").availableUpdate(for: Self.installed, at: Date(), cancellation: stop)
+      }
+      #expect(try Self.openConnections(server) == 0)
+    }
+  }
+
+  @Test(arguments: transports)
+  func cancellingTheTaskStopsTheAsyncFetchAndLeavesNoThreadOrSocket(transport: HTTPUpdateCatalog.Transport) async throws
+  {
+    let server = try CatalogSite.fresh()
+    defer { try? FileManager.default.removeItem(at: server.root) }
+    let threadsBefore = Self.fetchThreads()
+    let catalog = catalog(server, "stall", transport)
+    let task = Task { () async throws(ReaderError) -> UpdateAvailability in
+      try await catalog.availableUpdate(for: Self.installed, at: Date())
+    }
+    let open = { @Sendable in (try? Self.openConnections(server)) ?? -1 }
+    #expect(await eventuallyAwaiting { open() == 1 }, "the fetch never reached the server")
+    #expect(Self.fetchThreads() > threadsBefore, "the fetch runs on a thread of its own")
+    task.cancel()
+    // Timed on the server's side, by a thread outside the task pool: when the awaiting task runs
+    // again depends on how busy the pool is.
+    #expect(
+      await eventuallyAwaiting(within: .milliseconds(500)) { open() == 0 }, "the socket is open 500 ms after cancel")
+    let result = await task.result
+    #expect((result.failure as? ReaderError)?.code == .canceled, "\(result)")
+    #expect(
+      await eventuallyAwaiting(within: .seconds(1)) { Self.fetchThreads() <= threadsBefore },
+      "the fetch's thread is still there")
+  }
+
+  @Test(arguments: transports)
+  func theCancelableOfTheCompletionFormStopsTheDownloadAndAnswersOnceItHasStopped(
+    transport: HTTPUpdateCatalog.Transport
+  ) throws {
+    try withCatalogServer { server throws in
+      let catalog = catalog(server, "manifest.json", transport)
+      let image = FirmwareImage(
+        url: server.url("trickle/200"), size: 100_000, sha256: try #require(SHA256Checksum(bytes: Data(count: 32))))
+      let events = Mutex<[String]>([])
+      let cancelable = catalog.firmwareImage(for: image) { result in
+        events.withLock { $0.append("completion \(result.failure?.code.description ?? "bytes")") }
+      }
+      #expect(try eventually { try Self.openConnections(server) == 1 }, "the download never reached the server")
+      let cancelledAt = ContinuousClock.now
+      cancelable.cancel { answer in events.withLock { $0.append("cancel \(answer)") } }
+      #expect(eventually { events.withLock { $0.count == 2 } })
+      #expect(ContinuousClock.now - cancelledAt < .milliseconds(500))
+      #expect(events.withLock { $0 } == ["completion canceled", "cancel canceled"])
+      #expect(
+        try eventually(within: .milliseconds(500)) { try Self.openConnections(server) == 0 }, "the socket is open")
+      let again = Mutex<CancelResult?>(nil)
+      cancelable.cancel { answer in again.withLock { $0 = answer } }
+      #expect(again.withLock { $0 } == .canceled, "cancel is idempotent")
+    }
+  }
+
+  // MARK: Deadlines
+
+  @Test(arguments: transports)
+  func aServerTricklingFasterThanTheStallTimeoutIsStoppedByTheDeadline(transport: HTTPUpdateCatalog.Transport) throws {
+    try withCatalogServer { server throws in
+      let started = ContinuousClock.now
+      let catalog = catalog(server, "trickle/100", transport, stallTimeout: .seconds(5), totalTimeout: .seconds(1))
+      let error = #expect(throws: ReaderError.self) { try catalog.manifest() }
+      #expect(error?.code == .updateCatalogTimedOut, "\(String(describing: error))")
+      #expect(error?.context["timeout"] == "1")
+      #expect(error?.context["reason"] == "not finished after 1 s")
+      #expect(ContinuousClock.now - started < .seconds(4), "a hang guard, not a timing claim")
+      #expect(try eventually { try Self.openConnections(server) == 0 })
+    }
+  }
+
+  @Test func theDefaultDeadlineComesFromWhatTheFetchMayBring() {
+    #expect(HTTPUpdateCatalog.defaultTotalTimeout(forLimit: 0) == .seconds(10))
+    #expect(HTTPUpdateCatalog.defaultTotalTimeout(forLimit: 1) == .seconds(11))
+    #expect(HTTPUpdateCatalog.defaultTotalTimeout(forLimit: 65_536) == .seconds(11))
+    #expect(HTTPUpdateCatalog.defaultTotalTimeout(forLimit: UpdateManifest.maximumSize) == .seconds(26))
+    #expect(HTTPUpdateCatalog.defaultTotalTimeout(forLimit: 256 * 1024 * 1024) == .seconds(4106))
+    #expect(HTTPUpdateCatalog(manifestURL: URL(string: "http://127.0.0.1/m.json")!).totalTimeout == nil)
+  }
+
+  // MARK: Hostile answers
+
+  @Test(arguments: [
+    ("chunk-negative", "-1"), ("chunk-signed", "+2"), ("chunk-huge", "FFFFFFFFFFFFFFFFFFFF"),
+    ("chunk-bad-trailer", "not a field"), ("junk-status", "SSH-2.0-OpenSSH_9.2"),
+    ("signed-status", "HTTP/1.1 +200 OK"), ("length-negative", "Content-Length: -5"),
+    ("length-disagree", "Content-Length: 2, 3"), ("no-colon", "this is not a field"),
+  ])
+  func aMalformedAnswerIsInvalidNamingItsLineNotACrash(name: String, line: String) throws {
+    try withCatalogServer { server throws in
+      let error = #expect(throws: ReaderError.self) { try catalog(server, "raw/\(name)").manifest() }
+      #expect(error?.code == .updateCatalogInvalid, "\(String(describing: error))")
+      #expect(error?.context["line"] == line, "\(String(describing: error))")
+      #expect(error?.context["reason"]?.hasPrefix("malformed response: ") == true)
+      #expect(error?.context["url"] == server.url("raw/\(name)").absoluteString)
+    }
+  }
+}
