@@ -161,7 +161,7 @@ func runPCSCBenchmarkAndPrint() {
 
 /// The app of the benchmark: connects to the tag it is given, reads it `reads` times one after another,
 /// and keeps the time per read.
-private final class BenchReader: NFCNDEFReaderSessionTagDelegate {
+private final class BenchReader: NFCNDEFReaderSessionTagDelegate, Sendable {
   let reads: Int
   let expected: NDEFMessage
   let done = DispatchSemaphore(value: 0)
@@ -194,7 +194,7 @@ private final class BenchReader: NFCNDEFReaderSessionTagDelegate {
   private func read(_ tag: NFCNDEFTag, left: Int, then finish: @escaping @Sendable () -> Void) {
     guard left > 0 else { return finish() }
     tag.readNDEF { [self] message, _ in
-      guard message == expected else { return }
+      guard let message, (try? NDEFMessage(message)) == expected else { return }
       read(tag, left: left - 1, then: finish)
     }
   }

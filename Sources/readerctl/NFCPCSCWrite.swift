@@ -7,28 +7,26 @@ import Synchronization
 /// first tag presented to a PC/SC reader through a read-write session and read back, with the simulated
 /// write's narration, output and statuses.
 enum NFCPCSCWrite {
+  static let help = CommandHelp(
+    command: "nfc write",
+    overview: "Writes a message to the first tag presented to a PC/SC reader, and reads it back.",
+    synopses: ["--pcsc [--reader NAME] RECORD... [--json]"],
+    discussion: [
+      "Builds the message exactly as `readerctl ndef encode` does (RECORD is --text TEXT [--lang CODE], --uri "
+        + "URI, --mime TYPE FILE, or --poster URI and its options), writes it to the first tag presented "
+        + "(connect, queryNDEFStatus, writeNDEF) and reads it back (readNDEF)."
+    ],
+    options: RecordOptions.options + [
+      .init("pcsc", [], "use a real reader through pcscd"),
+      .init("reader", ["NAME"], "the PC/SC reader to use (default: every reader)"),
+      .init("json", [], "one JSON object per session event; the last line is the outcome"),
+    ])
+
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    // The record flags keep their order, as `ndef encode` takes them; the rest are this command's options.
-    var specs: [NDEFCommand.RecordSpec] = []
-    var rest: [String] = []
-    var index = 0
-    while index < arguments.count {
-      if arguments[index] == "--" {
-        rest += arguments[index...]
-        break
-      }
-      do throws(NDEFCommandFailure) {
-        if try NDEFCommand.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
-      } catch {
-        guard case .usage(let message?) = error else { throw UsageError("bad record options") }
-        throw UsageError(message)
-      }
-      rest.append(arguments[index])
-      index += 1
-    }
-    let options = try ArgumentList(rest, flags: ["pcsc", "json"], options: ["reader"])
+    let options = try help.parse(arguments)
     _ = try options.positionals(named: [])
-    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri or --mime") }
+    let specs = try RecordOptions.specs(options)
+    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri, --mime or --poster") }
     let json = options.has("json")
 
     let message: NDEFMessage
@@ -42,7 +40,7 @@ enum NFCPCSCWrite {
         throw .data(NDEFCommand.malformed(error))
       }
     } catch {
-      if case .usage(let text) = error { throw UsageError(text ?? "bad record options") }
+      if case .usage(let text) = error { throw UsageError(text) }
       console.error(error.report)
       return error.status
     }
@@ -107,7 +105,7 @@ enum NFCPCSCWrite {
   }
 
   /// The app's side of the read-write session: connect, status, write, read back, end.
-  private final class Writer: NFCNDEFReaderSessionTagDelegate {
+  private final class Writer: NFCNDEFReaderSessionTagDelegate, Sendable {
     struct Result {
       var status: NFCNDEFStatus?
       var capacity = 0
@@ -148,7 +146,7 @@ enum NFCPCSCWrite {
             if let error { return fail(session, "writeNDEF", error) }
             device.say("writeNDEF: \(message.length) bytes written.")
             tag.readNDEF { [self] readBack, error in
-              guard let readBack else {
+              guard let readBack = readBack.flatMap({ try? NDEFMessage($0) }) else {
                 return fail(
                   session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
               }
@@ -162,7 +160,10 @@ enum NFCPCSCWrite {
       }
     }
 
-    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: NFCReaderError) {
+    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ failure: any Error) {
+      let error =
+        failure as? NFCReaderError
+        ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(operation): \(failure)")
       state.withLock { $0.failure = error }
       device.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
       session.invalidate(errorMessage: "The tag could not be written.")

@@ -129,7 +129,7 @@ struct SMPTerminalHarness {
     #expect(h.run { (h.recorder.progress.last ?? 0) >= 0.3 })
     let cancelable = try #require(h.recorder.installCancelable)
     let canceled = Box<CancelResult>()
-    cancelable.cancel { canceled.set($0) }
+    cancelable.cancel { error in canceled.set(error == nil ? .canceled : .nothingToCancel) }
     #expect(h.run { outcome.value != nil && canceled.value != nil })
     #expect(h.recorder.finishes == [.finished("1.1.0", .canceled)])
     guard case .failure(let error)? = outcome.value else { Issue.record("connected"); return }

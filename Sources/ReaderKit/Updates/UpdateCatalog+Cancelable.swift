@@ -41,11 +41,11 @@ private func runCancelably<T: Sendable>(
   let started = DedicatedThread.start(named: catalogThreadName) {
     let result = Result { () throws(ReaderError) in try work(cancellation) }
     completion(result)
-    cancelable.completed(canceled: result.failure?.code == .canceled && cancellation.isCancelled)
+    cancelable.finish(canceled: result.failure?.code == .canceled && cancellation.isCancelled)
   }
   if !started {
     completion(.failure(ReaderError(.updateCatalogUnavailable, "no thread could be started for the fetch")))
-    cancelable.completed(canceled: false)
+    cancelable.finish(canceled: false)
   }
   return cancelable
 }

@@ -267,12 +267,12 @@ final class Writer: NFCNDEFReaderSessionTagDelegate {
   func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
     let tag = tags[0]
     let (steps, done, message) = (steps, done, message)
-    @Sendable func outcome(_ error: NFCReaderError?) -> String { error.map { "\($0.code)" } ?? "ok" }
+    @Sendable func outcome(_ error: (any Error)?) -> String { error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok" }
     session.connect(to: tag) { _ in
       tag.writeNDEF(message) { error in
         steps.put("write \(outcome(error))")
         tag.readNDEF { read, _ in
-          steps.put("read \(read == message)")
+          steps.put("read \(read.flatMap { try? NDEFMessage($0) } == message)")
           tag.writeLock { error in
             steps.put("lock \(outcome(error))")
             tag.queryNDEFStatus { status, _, _ in
