@@ -41,7 +41,7 @@ CONF
   pcscd --foreground --debug --config "$READERKIT_PCSCD_DIR/conf" >"$READERKIT_PCSCD_DIR/log" 2>&1 &
   echo $! >"$READERKIT_PCSCD_DIR/pid"
   local waited=0
-  until grep -q "daemon ready" "$READERKIT_PCSCD_DIR/log"; do
+  until grep -qs "daemon ready" "$READERKIT_PCSCD_DIR/log"; do
     if ! kill -0 "$(cat "$READERKIT_PCSCD_DIR/pid")" 2>/dev/null; then
       echo "pcscd: exited before it was ready; its log:" >&2
       tail -20 "$READERKIT_PCSCD_DIR/log" >&2

@@ -16,7 +16,15 @@ public final class PrivatePcscd: Sendable {
     for tool in ["/usr/bin/unshare", "/usr/sbin/pcscd"] where !FileManager.default.isExecutableFile(atPath: tool) {
       return "a private pcscd needs \(tool)"
     }
-    return nil
+    // A mount namespace of its own needs CAP_SYS_ADMIN, which a container may not give.
+    let probe = Process()
+    probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    probe.arguments = ["--mount", "--propagation", "private", "true"]
+    probe.standardOutput = FileHandle.nullDevice
+    probe.standardError = FileHandle.nullDevice
+    guard (try? probe.run()) != nil else { return "unshare cannot run" }
+    probe.waitUntilExit()
+    return probe.terminationStatus == 0 ? nil : "unshare --mount is not permitted here (no CAP_SYS_ADMIN)"
   }()
 
   private let process: Process

@@ -46,15 +46,25 @@ public struct NFCRadioRecord: Sendable, Hashable {
 
 /// A command an `NFCRadio` was given, as a value.
 public enum NFCRadioCommand: Sendable, Hashable {
+  /// `startPolling(round)`.
   case startPolling(NFCRadioRequestID)
+  /// `stopPolling(round)`.
   case stopPolling(NFCRadioRequestID)
+  /// `connect(to: tag, request:)`.
   case connect(NFCRadioTagID, NFCRadioRequestID)
+  /// `queryNDEFStatus(of: tag, request:)`.
   case queryNDEFStatus(NFCRadioTagID, NFCRadioRequestID)
+  /// `readNDEF(from: tag, request:)`.
   case readNDEF(NFCRadioTagID, NFCRadioRequestID)
+  /// `writeNDEF(bytes, to: tag, request:)`.
   case writeNDEF([UInt8], NFCRadioTagID, NFCRadioRequestID)
+  /// `writeLock(tag, request:)`.
   case writeLock(NFCRadioTagID, NFCRadioRequestID)
+  /// `presentSheet(alertMessage:)`.
   case presentSheet(String)
+  /// `updateSheet(alertMessage:)`.
   case updateSheet(String)
+  /// `dismissSheet(errorMessage:)`.
   case dismissSheet(String?)
 }
 
