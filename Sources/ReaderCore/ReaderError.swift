@@ -92,7 +92,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// the catalog's timeout (`context["timeout"]`, in seconds). `context["url"]` names what was fetched.
     public static let updateCatalogTimedOut = Code(.updateCatalogTimedOut)
     /// A firmware image does not match its manifest entry: `context["field"]` is `size` or `sha256`, with
-    /// `context["expected"]` and `context["actual"]`. Nothing of the image is used.
+    /// `context["expected"]` and `context["actual"]`. Nothing of the image is used. An MCUboot image for a
+    /// reader updated over SMP is also refused when it is malformed (`context["field"]` `mcuboot`) or does
+    /// not hash to its own SHA-256 TLV (`mcuboot.sha256`).
     public static let firmwareImageRejected = Code(.firmwareImageRejected)
 
     /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.

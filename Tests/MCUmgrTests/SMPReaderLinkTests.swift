@@ -26,6 +26,20 @@ import Testing
     #expect(h.finishes.count == 1)
   }
 
+  @Test func uploadWritesCarryMostlyImageBytes() throws {
+    for writeLength in [244, 495] {
+      let h = SMPLinkHarness(writeLength: writeLength)
+      h.connect()
+      h.install(Self.image)
+      #expect(h.run(until: { Self.finished(h) }))
+      let writes = try #require(h.central.transport(SMPLinkHarness.serial)?.writes)
+      let sent = writes.reduce(0) { $0 + $1.count }
+      let efficiency = Double(Self.image.count) / Double(sent)
+      print("SMP upload at a write length of \(writeLength): \(writes.count) writes, image/sent = \(efficiency)")
+      #expect(efficiency > 0.85)
+    }
+  }
+
   @Test func aSmallMTUStillUpdatesWithRequestsSplitAcrossWrites() throws {
     let h = SMPLinkHarness(writeLength: 20)
     h.connect()
