@@ -58,7 +58,7 @@ enum DiscoverCommand {
       configuration =
         proximity
         ? try BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build()
-        : try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout).build()
+        : try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(.seconds(timeout)).build()
     } catch {
       throw UsageError(error.message)
     }
@@ -137,8 +137,8 @@ enum DiscoverCommand {
 
   /// Cancels the discovery and runs the world until it has stopped, even after Ctrl-C.
   private static func stop(_ discovery: Cancelable, session: SimulationSession) {
-    let stopped = Outcome<CancelResult>()
-    discovery.cancel { stopped.set($0) }
+    let stopped = Outcome<Bool>()
+    discovery.cancel { _ in stopped.set(true) }
     session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
   }
 

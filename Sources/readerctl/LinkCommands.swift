@@ -89,7 +89,7 @@ enum LinkCommands {
     let listener = DiscoveryListener(session: session, quiet: true)
     let scan: BluetoothScanDiscoveryConfiguration
     do throws(ReaderError) {
-      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout.inSeconds).build()
+      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout).build()
     } catch {
       throw UsageError(error.message)
     }
@@ -99,8 +99,8 @@ enum LinkCommands {
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: timeout + .seconds(1)
     )
     guard seen, let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
-      let stopped = Outcome<CancelResult>()
-      discovery.cancel { stopped.set($0) }
+      let stopped = Outcome<Bool>()
+      discovery.cancel { _ in stopped.set(true) }
       session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
       if Interrupt.requested { return fail(session, "interrupted", .canceled("connectReader")) }
       let nearby = listener.latest.map(\.serialNumber).joined(separator: ", ")

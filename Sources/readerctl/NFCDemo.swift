@@ -320,7 +320,7 @@ private enum Tags {
 
 /// The app's side of the shelf-label check: connect, read, and on a failure first ask the worker to try
 /// again (the sheet's message changes), then give up with an error message on the sheet.
-private final class LabelChecker: NFCNDEFReaderSessionTagDelegate {
+private final class LabelChecker: NFCNDEFReaderSessionTagDelegate, Sendable {
   static let tryAgain = "That label could not be read. Hold the phone flat against it."
   static let giveUp = "This label is damaged. Please replace it."
 

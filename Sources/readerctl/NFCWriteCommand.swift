@@ -101,7 +101,7 @@ enum NFCWriteCommand {
   }
 
   /// The app's side of the read-write session.
-  private final class TagWriter: NFCNDEFReaderSessionTagDelegate {
+  private final class TagWriter: NFCNDEFReaderSessionTagDelegate, Sendable {
     struct Result {
       var status: NFCNDEFStatus?
       var capacity = 0
@@ -141,7 +141,7 @@ enum NFCWriteCommand {
             if let error { return fail(session, "writeNDEF", error) }
             nfc.say("writeNDEF: \(message.length) bytes written.")
             tag.readNDEF { [self] readBack, error in
-              guard let readBack else {
+              guard let readBack = readBack.flatMap({ try? NDEFMessage($0) }) else {
                 return fail(
                   session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
               }
@@ -156,7 +156,8 @@ enum NFCWriteCommand {
     }
 
     /// Ends the session showing why on the sheet, as Core NFC's samples do.
-    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: NFCReaderError) {
+    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: any Error) {
+      let error = error as? NFCReaderError ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(error)")
       state.withLock { $0.failure = error }
       nfc.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
       session.invalidate(errorMessage: Self.sheetText(for: error))

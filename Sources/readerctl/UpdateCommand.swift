@@ -285,9 +285,9 @@ private struct UpdateCheck {
     session.run(
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: .seconds(31))
     guard let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
-      let stopped = Outcome<CancelResult>()
+      let stopped = Outcome<Bool>()
       noteInterrupt()
-      discovery.cancel { stopped.set($0) }
+      discovery.cancel { _ in stopped.set(true) }
       session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
       if Interrupt.requested { return fail("interrupted", .canceled("update"), fields) }
       return fail(
