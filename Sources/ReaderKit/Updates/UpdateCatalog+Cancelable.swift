@@ -7,8 +7,8 @@ extension UpdateCatalog {
   ///
   /// `completion` runs once, on the fetch's thread, with the answer or the error; after
   /// `cancel`, with `canceled` (unless the answer was already there). As everywhere, `cancel`'s own
-  /// completion runs only after that, once the fetch has closed what it opened: `.canceled`, or
-  /// `.nothingToCancel` when it had already completed.
+  /// completion runs only after that, once the fetch has closed what it opened: with `nil`, or with
+  /// `cancelFailedAlreadyCompleted` when it had already completed.
   @discardableResult
   public func availableUpdate(
     for installed: InstalledSoftware, at now: Date,
@@ -41,11 +41,11 @@ private func runCancelably<T: Sendable>(
   let started = DedicatedThread.start(named: catalogThreadName) {
     let result = Result { () throws(ReaderError) in try work(cancellation) }
     completion(result)
-    cancelable.completed(canceled: result.failure?.code == .canceled && cancellation.isCancelled)
+    cancelable.finish(canceled: result.failure?.code == .canceled && cancellation.isCancelled)
   }
   if !started {
     completion(.failure(ReaderError(.updateCatalogUnavailable, "no thread could be started for the fetch")))
-    cancelable.completed(canceled: false)
+    cancelable.finish(canceled: false)
   }
   return cancelable
 }
