@@ -13,7 +13,7 @@ struct Benchmark {
 }
 
 /// The version `reader-bench --version` prints: ReaderKit's, as `readerctl --version` prints it.
-let version = UpdatePolicy.readerKitVersion
+let version = UpdatePolicy.readerKitVersion.description
 
 /// Every benchmark, in the order `all` runs them.
 let benchmarks = [

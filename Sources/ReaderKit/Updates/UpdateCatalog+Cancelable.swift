@@ -7,8 +7,8 @@ extension UpdateCatalog {
   ///
   /// `completion` runs once, on the fetch's thread, with the answer or the error; after
   /// `cancel`, with `canceled` (unless the answer was already there). As everywhere, `cancel`'s own
-  /// completion runs only after that, once the fetch has closed what it opened: `.canceled`, or
-  /// `.nothingToCancel` when it had already completed.
+  /// completion runs only after that, once the fetch has closed what it opened: with `nil`, or with
+  /// `cancelFailedAlreadyCompleted` when it had already completed.
   @discardableResult
   public func availableUpdate(
     for installed: InstalledSoftware, at now: Date,
