@@ -89,7 +89,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     /// The update being installed, if any.
     var install: Install?
     /// A fault scripted for the next install.
-    var nextUpdateFault: UpdateFault?
+    var nextUpdateFault: SimulatedUpdateFault?
 
     /// Whether the host can reach the reader, with the host's radio on or off.
     func isReachable(radioOn: Bool) -> Bool {
@@ -114,7 +114,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   private struct Install {
     var update: ReaderSoftwareUpdate
     var image: Data?
-    var fault: UpdateFault?
+    var fault: SimulatedUpdateFault?
     var step = 0
     var work: ScheduledWork?
   }
@@ -189,7 +189,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       world.entries[serialNumber] = entry
       self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
       return inRange
-        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .bluetoothSignalLost, in: &world)
+        ? self.becameReachable(serialNumber, in: &world)
+        : self.unreachable(serialNumber, .bluetoothSignalLost, in: &world)
     }
   }
 
@@ -476,14 +477,13 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     }
   }
 
-  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
     mutate { world in
       guard var entry = world.entries[serialNumber], entry.linked, entry.install == nil else { return [] }
       self.activity(serialNumber, in: &world)
-      let planned = fault ?? entry.nextUpdateFault
+      let planned = entry.nextUpdateFault
       entry.nextUpdateFault = nil
-      let lowBattery = entry.reader.batteryLevel < Self.minimumUpdateBattery && !entry.reader.isCharging
-      if planned == .lowBattery || lowBattery {
+      if entry.reader.batteryLevel < Self.minimumUpdateBattery && !entry.reader.isCharging {
         world.entries[serialNumber] = entry
         self.record(serialNumber, "updateRefusedLowBattery", in: &world)
         let level = entry.reader.batteryLevel

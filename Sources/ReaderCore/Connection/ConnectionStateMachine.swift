@@ -247,7 +247,7 @@ package struct ConnectionStateMachine {
   /// Starts the app's disconnect.
   package mutating func disconnect() -> Result<[Action], ReaderError> {
     guard case .connected(let reader) = state else {
-      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+      return .failure(.notConnected(status: status))
     }
     state = .disconnecting(reader)
     return .success([.closeLink(serialNumber: reader.serialNumber), .arm(.disconnectReply, after: Self.replyTimeout)])
@@ -256,7 +256,7 @@ package struct ConnectionStateMachine {
   /// Asks the connected reader to reboot.
   package mutating func reboot() -> Result<[Action], ReaderError> {
     guard case .connected(let reader) = state else {
-      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+      return .failure(.notConnected(status: status))
     }
     state = .rebootRequested(reader)
     return .success([.sendReboot(serialNumber: reader.serialNumber), .arm(.rebootReply, after: Self.replyTimeout)])

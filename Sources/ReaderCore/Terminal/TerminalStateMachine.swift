@@ -132,7 +132,7 @@ package struct TerminalStateMachine {
     // (the reader left, the install was cancelled) is dropped, never taken for a newer one's.
     case checkForUpdate(request: UInt64, InstalledSoftware, at: Date)
     case fetchImage(request: UInt64, FirmwareImage)
-    case installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+    case installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?)
     case cancelUpdate(serialNumber: String)
     /// An install that can be cancelled started: create the `Cancelable` handed to
     /// `didStartInstallingUpdate` (cancelling it feeds `cancelInstall(handle:)`).
@@ -174,18 +174,8 @@ package struct TerminalStateMachine {
   private var saving: (owner: JobID, reader: Reader)?
   /// A reboot accepted by the reader, which keeps the line until the reader drops the link.
   private var acceptedReboot: JobID?
-  /// The settings of the current connection (its test update).
-  private var linkSettings: ConnectionSettings?
-  /// The fault a test update asks the reader to show, for the current connection.
-  private var testFault: UpdateFault?
-  /// What the current connection's test update resolved to, at its first preparation.
-  private var testAvailability: UpdateAvailability?
-  /// Software update work under way: a check, or an install.
-  private var update: UpdateWork?
-  private var installHandles: UInt64 = 0
-  private var updateRequests: UInt64 = 0
-  /// An install whose cancel the reader never confirmed: a late success from it is still believed.
-  private var unconfirmedInstall: (serialNumber: String, update: ReaderSoftwareUpdate)?
+  /// The software-update lifecycle of the connection's reader.
+  private var updates: SoftwareUpdateStateMachine
   /// Whether the radio is scanning on the terminal's behalf (a discovery, or a connect listening).
   private var scanning = false
   /// A connect is about to start: the status goes straight to `connecting`.
@@ -195,57 +185,9 @@ package struct TerminalStateMachine {
   private var random: SeededRandom
   private let tuning: DiscoveryTuning
   private let realReadersSupported: Bool
-  private let updates: UpdateSettings
 
   /// How the terminal handles software updates.
-  package struct UpdateSettings: Sendable {
-    /// Whether a catalog answers `checkForUpdate` and `fetchImage`.
-    package var hasCatalog: Bool
-    /// The rules: required or optional, and the grace rule.
-    package var policy: UpdatePolicy
-    /// How often the catalog is asked again while a reader is connected and the line idle.
-    package var checkInterval: Duration
-    /// The date at the scheduler's time zero: `requiredAt` and the grace window are dates.
-    package var epoch: Date
-
-    package init(
-      hasCatalog: Bool = false, policy: UpdatePolicy = UpdatePolicy(), checkInterval: Duration = .seconds(3600),
-      epoch: Date = Date(timeIntervalSince1970: 1_767_225_600)
-    ) {
-      self.hasCatalog = hasCatalog
-      self.policy = policy
-      self.checkInterval = checkInterval
-      self.epoch = epoch
-    }
-  }
-
-  /// Why update work runs.
-  private enum UpdatePurpose: Equatable {
-    /// Preparing a reader whose link just came up (a connect, or the end of a reconnection).
-    case preparing
-    /// A look at the catalog while the reader is connected and idle.
-    case idleCheck
-    /// The app's `installAvailableUpdate()`, command `JobID`.
-    case app(JobID)
-  }
-
-  /// Update work under way for `reader`.
-  private struct UpdateWork {
-    var purpose: UpdatePurpose
-    var reader: Reader
-    /// What the catalog (or the test update) offers, once known.
-    var availability = UpdateAvailability.upToDate
-    /// The install, once one runs.
-    var install: UpdateInstallStateMachine?
-    /// The install's `Cancelable`, when it can be cancelled.
-    var handle: UInt64?
-    /// The connection the install belongs to was cancelled: the link goes, nothing else follows.
-    var abandoned = false
-    /// The link went down: the link machine ends the connection, the install only reports it.
-    var linkGone = false
-    /// The catalog request whose answer the work waits for.
-    var request: UInt64?
-  }
+  package typealias UpdateSettings = SoftwareUpdateStateMachine.Settings
 
   // Per input: the time, the radio, the actions so far, and what moves the line at the end.
   private var now = Duration.zero
@@ -262,7 +204,7 @@ package struct TerminalStateMachine {
     updates: UpdateSettings = UpdateSettings()
   ) {
     self.tuning = tuning
-    self.updates = updates
+    self.updates = SoftwareUpdateStateMachine(settings: updates)
     self.discovery = DiscoveryStateMachine(tuning: tuning)
     self.link = ConnectionStateMachine(autoReconnect: true, policy: .default, random: SeededRandom(seed: seed))
     self.random = SeededRandom(seed: seed)
@@ -303,17 +245,11 @@ package struct TerminalStateMachine {
       launchStep { $0.savedReaderLoaded(result, connectRefusal: refusal) }
     case .readerSaved(let serial, let error): readerSaved(serial, error)
     case .updateChecked(let request, let result):
-      guard update?.request == request else { break }
-      update?.request = nil
-      updateChecked(result)
+      runUpdate(updates.catalogAnswered(request: request, result, now: now, connectedReader: link.connectedReader))
     case .imageFetched(let request, let result):
-      guard update?.request == request else { break }
-      update?.request = nil
-      let now = self.now
-      installStep { $0.imageFetched(result, now: now) }
+      runUpdate(updates.imageFetched(request: request, result, now: now))
     case .cancelInstall(let handle):
-      guard update?.handle == handle else { break }
-      installStep { $0.cancel() }
+      runUpdate(updates.cancelInstall(handle: handle, now: now))
     }
     moveTheLine()
     connectPending = false
@@ -357,7 +293,7 @@ package struct TerminalStateMachine {
         finishDiscovery(.canceled("discoverReaders"))
       case .connect, .launch:
         if linkOwner == id {
-          abandonUpdate()
+          runUpdate(updates.abandon(now: now))
           if let steps = link.cancelConnect(command.name) { runLink(steps) }
         } else if launch?.owner == id {
           launchStep { $0.cancel() }
@@ -372,7 +308,7 @@ package struct TerminalStateMachine {
 
   private mutating func cancelReconnect(_ handle: UInt64) {
     guard reconnection?.handle == handle, link.isReconnecting else { return }
-    abandonUpdate()
+    runUpdate(updates.abandon(now: now))
     guard let steps = link.cancelReconnect() else { return }
     reconnection?.canceled = true
     runLink(steps)
@@ -400,7 +336,8 @@ package struct TerminalStateMachine {
       launch = (id, LaunchReconnectStateMachine(timeout: timeout, autoReconnect: autoReconnect))
       launchStep { $0.start() }
     case .installUpdate:
-      installAvailableUpdate(id)
+      let connected = link.status == .connected ? link.connectedReader : nil
+      runUpdate(updates.installAvailable(id, on: connected, notConnected: notConnected(), now: now))
     }
     syncStatus()
   }
@@ -430,7 +367,7 @@ package struct TerminalStateMachine {
     }
     let heard = discovery.freshness(of: reader.serialNumber, now: now)
     var settings = settings
-    settings.preparesReader = updates.hasCatalog || settings.testUpdate != nil
+    settings.preparesReader = updates.preparesReaders(testUpdate: settings.testUpdate)
     let attempt = link.connect(
       reader, settings: settings, heard: heard, radioOn: radioOn, listenFor: tuning.stalenessWindow,
       random: SeededRandom(seed: random.next()))
@@ -438,9 +375,7 @@ package struct TerminalStateMachine {
     case .success(let steps):
       linkOwner = owner
       linkReader = reader
-      linkSettings = settings
-      testFault = nil
-      testAvailability = nil
+      updates.connectionStarted(testUpdate: settings.testUpdate)
       emit(.adoptReaderDelegate(owner))
       runLink(steps)
     case .failure(let error):
@@ -605,7 +540,10 @@ package struct TerminalStateMachine {
     case .didFailToConnect(let serial, let error):
       runLink(link.linkFailed(serialNumber: serial, error: error))
     case .didDisconnect(let serial, let reason):
-      let interrupted = updateLinkLost(serialNumber: serial)
+      let lost = updates.linkLost(serialNumber: serial, now: now)
+      var interrupted: ReaderError?
+      for case .interrupted(let error) in lost { interrupted = error }
+      runUpdate(lost)
       runLink(link.linkDown(serialNumber: serial, reason: reason, isRadioOn: radioOn, preparationError: interrupted))
     }
   }
@@ -617,14 +555,10 @@ package struct TerminalStateMachine {
     case .rebootResponse(let serial, let error):
       runLink(link.rebootResponse(serialNumber: serial, error: error))
     case .updateProgress(let serial, let progress):
-      guard update?.reader.serialNumber == serial else { return }
-      let now = self.now
-      installStep { $0.readerProgress(progress, now: now) }
+      runUpdate(updates.readerProgress(serialNumber: serial, progress, now: now))
     case .updateFinished(let serial, let error):
-      guard update?.reader.serialNumber == serial, update?.install != nil else {
-        return lateInstallFinished(serialNumber: serial, error: error)
-      }
-      installStep { $0.readerFinished(error) }
+      runUpdate(
+        updates.readerFinished(serialNumber: serial, error, now: now, connectedReader: link.connectedReader))
     }
   }
 
@@ -639,11 +573,11 @@ package struct TerminalStateMachine {
       case .arm(let timer, let delay): emit(.arm(.link(timer), after: delay))
       case .disarm(let timer): emit(.disarm(.link(timer)))
       case .linkReady(let reader):
-        prepare(reader)
+        runUpdate(updates.prepare(reader, now: now, random: &random))
       case .connected(let reader):
         syncStatus()
         report(.didConnect(reader))
-        armUpdateCheck()
+        runUpdate(updates.readerConnected())
         if let owner = linkOwner {
           // The connect completes once the store has answered, so a successful connect is on disk.
           saving = (owner, reader)
@@ -664,7 +598,7 @@ package struct TerminalStateMachine {
         if let owner { connectOwnerFinished(owner, .failure(error)) }
       case .disconnectCompleted(let reader):
         completeSavingConnect()
-        emit(.disarm(.updateCheck))
+        runUpdate(updates.readerDisconnected())
         linkReader = nil
         syncStatus()
         report(.didDisconnect(reader, reason: .disconnectRequested))
@@ -681,7 +615,7 @@ package struct TerminalStateMachine {
         releaseAcceptedReboot()
       case .reconnectStarted(let reader, let reason):
         completeSavingConnect()
-        emit(.disarm(.updateCheck))
+        runUpdate(updates.readerDisconnected())
         releaseHeld = false
         queue.hold()
         reconnectHandles += 1
@@ -693,7 +627,7 @@ package struct TerminalStateMachine {
       case .reconnectSucceeded(let reader):
         syncStatus()
         report(.readerDidSucceedReconnect(reader), to: .readerDelegate)
-        armUpdateCheck()
+        runUpdate(updates.readerConnected())
         if let ended = reconnection { emit(.closeReconnectHandle(ended.handle, canceled: false)) }
         reconnection = nil
         releaseHeld = true
@@ -701,7 +635,7 @@ package struct TerminalStateMachine {
         report(.readerDidFailReconnect(reader, error: error), to: .readerDelegate)
       case .disconnected(let reader, let reason):
         completeSavingConnect()
-        emit(.disarm(.updateCheck))
+        runUpdate(updates.readerDisconnected())
         linkReader = nil
         syncStatus()
         report(.didDisconnect(reader, reason: reason), to: .readerDelegate)
@@ -775,282 +709,52 @@ package struct TerminalStateMachine {
     case .launchTimeout:
       launchStep { $0.timedOut() }
     case .install(let timer):
-      let now = self.now
-      installStep { $0.timerFired(timer, now: now) }
+      runUpdate(updates.timerFired(timer, now: now))
     case .updateCheck:
-      idleUpdateCheck()
+      let connected = link.status == .connected ? link.connectedReader : nil
+      runUpdate(updates.checkTimerFired(connectedReader: connected, lineIsIdle: queue.running == nil, now: now))
     }
   }
 
   // MARK: Software updates
 
-  private var date: Date { updates.epoch.addingTimeInterval(now.inSeconds) }
-
-  /// The link came up: check the reader's software before it counts as connected (or reconnected).
-  private mutating func prepare(_ reader: Reader) {
-    update = UpdateWork(purpose: .preparing, reader: reader)
-    if let test = linkSettings?.testUpdate {
-      // A test update is drawn once per connection; a reconnection sees what is still pending of it.
-      if let first = testAvailability {
-        return checked(
-          UpdateAvailability(
-            update: reader.availableUpdate, installedVersionSupersededAt: first.installedVersionSupersededAt))
-      }
-      let resolved = test.resolve(installedVersion: reader.deviceSoftwareVersion ?? "", at: date, random: &random)
-      testFault = resolved.fault
-      testAvailability = resolved.availability
-      return checked(resolved.availability)
-    }
-    askCatalog(about: reader)
-  }
-
-  private mutating func askCatalog(about reader: Reader) {
-    do {
-      let version = try SoftwareVersion(reader.deviceSoftwareVersion ?? "")
-      updateRequests += 1
-      update?.request = updateRequests
-      emit(
-        .checkForUpdate(
-          request: updateRequests,
-          InstalledSoftware(
-            deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: reader.locationId ?? "",
-            version: version), at: date))
-    } catch {
-      updateChecked(.failure(error))
-    }
-  }
-
-  private mutating func updateChecked(_ result: Result<UpdateAvailability, ReaderError>) {
-    guard let work = update, work.install == nil, !work.abandoned else { return }
-    switch result {
-    case .success(let availability):
-      checked(availability)
-    case .failure(let cause):
-      update = nil
-      // A catalog that cannot answer is never read as "no update": a reader being prepared cannot be
-      // vouched for, so its connection fails; an idle check is simply tried again later.
-      if work.purpose == .preparing {
-        var context = cause.context
-        context["cause"] = "\(cause.code)"
-        runLink(
-          link.preparationFailed(
-            ReaderError(
-              .readerSoftwareUpdateFailedServerError,
-              "the reader's software could not be checked: \(cause.message)", context: context)))
-      }
-    }
-  }
-
-  /// The catalog (or the test update) said what applies to the reader of `update`.
-  private mutating func checked(_ availability: UpdateAvailability) {
-    guard var work = update else { return }
-    work.availability = availability
-    update = work
-    switch (updates.policy.decide(availability, at: date), work.purpose) {
-    case (.required(let required), .preparing):
-      startInstall(required)
-    case (.upToDate, .preparing):
-      update = nil
-      var reader = work.reader
-      reader.availableUpdate = nil
-      runLink(link.prepared(reader))
-    case (.optional(let optional), .preparing):
-      update = nil
-      var reader = work.reader
-      // An update already reported (before a reconnection) is kept as it was, and not reported again.
-      let known = reader.availableUpdate?.deviceSoftwareVersion == optional.deviceSoftwareVersion
-      reader.availableUpdate = known ? reader.availableUpdate : optional
-      runLink(link.prepared(reader))
-      if !known, link.connectedReader?.serialNumber == reader.serialNumber {
-        report(.didReportAvailableUpdate(reader, update: optional), to: .readerDelegate)
-      }
-    case (let decision, .idleCheck):
-      update = nil
-      // While connected an update is only offered: a required one installs at the next connection.
-      let offered: ReaderSoftwareUpdate? =
-        switch decision {
-        case .upToDate: nil
-        case .optional(let update), .required(let update): update
-        }
-      guard let reader = link.connectedReader, reader.serialNumber == work.reader.serialNumber,
-        reader.availableUpdate != offered
-      else { return }
-      link.updateReader { $0.availableUpdate = offered }
-      syncStatus()
-      if let offered, let updated = link.connectedReader {
-        report(.didReportAvailableUpdate(updated, update: offered), to: .readerDelegate)
-      }
-    case (_, .app):
-      preconditionFailure("an app install does not ask the catalog")
-    }
-  }
-
-  /// `installAvailableUpdate()`: installs the connected reader's available update, or reports at once
-  /// that there is none (`didFinishInstallingUpdate(nil, nil)`).
-  private mutating func installAvailableUpdate(_ id: JobID) {
-    if update?.purpose == .idleCheck { update = nil }  // The app's install goes first; its answer is dropped.
-    guard let reader = link.connectedReader, link.status == .connected, update == nil else {
-      return fail(id, notConnected())
-    }
-    guard let available = reader.availableUpdate else {
-      report(.didFinishInstallingUpdate(reader, update: nil, error: nil), to: .readerDelegate)
-      complete(id, .success(reader))
-      return finishCommand(id)
-    }
-    update = UpdateWork(purpose: .app(id), reader: reader)
-    startInstall(available)
-  }
-
-  private mutating func startInstall(_ pending: ReaderSoftwareUpdate) {
-    update?.install = UpdateInstallStateMachine(update: pending, fault: testFault)
-    let (now, date) = (self.now, self.date)
-    installStep { $0.start(at: now, date: date) }
-  }
-
-  private mutating func installStep(
-    _ input: (inout UpdateInstallStateMachine) -> [UpdateInstallStateMachine.Action]
-  ) {
-    guard var work = update, var install = work.install else { return }
-    let steps = input(&install)
-    work.install = install
-    update = work
-    let serial = work.reader.serialNumber
+  private mutating func runUpdate(_ steps: [SoftwareUpdateStateMachine.Action]) {
     for step in steps {
       switch step {
-      case .started(let started, let cancelable):
-        if cancelable {
-          installHandles += 1
-          update?.handle = installHandles
-          emit(.openInstallHandle(installHandles))
+      case .checkForUpdate(let request, let installed, let date):
+        emit(.checkForUpdate(request: request, installed, at: date))
+      case .fetchImage(let request, let image): emit(.fetchImage(request: request, image))
+      case .installUpdate(let serial, let update, let image):
+        emit(.installUpdate(serialNumber: serial, update: update, image: image))
+      case .cancelUpdate(let serial): emit(.cancelUpdate(serialNumber: serial))
+      case .arm(.install(let timer), let delay): emit(.arm(.install(timer), after: delay))
+      case .arm(.check, let delay): emit(.arm(.updateCheck, after: delay))
+      case .disarm(.install(let timer)): emit(.disarm(.install(timer)))
+      case .disarm(.check): emit(.disarm(.updateCheck))
+      case .openInstallHandle(let handle): emit(.openInstallHandle(handle))
+      case .closeInstallHandle(let handle, let canceled): emit(.closeInstallHandle(handle, canceled: canceled))
+      case .report(let kind): report(kind, to: .readerDelegate)
+      case .prepared(let reader, let announce):
+        runLink(link.prepared(reader))
+        if let announce, link.connectedReader?.serialNumber == reader.serialNumber {
+          report(.didReportAvailableUpdate(reader, update: announce), to: .readerDelegate)
         }
-        report(.didStartInstallingUpdate(work.reader, update: started, cancelable: cancelable), to: .readerDelegate)
-      case .progress(let progress):
-        report(.didReportReaderSoftwareUpdateProgress(work.reader, progress: progress), to: .readerDelegate)
-      case .fetchImage(let image):
-        updateRequests += 1
-        update?.request = updateRequests
-        emit(.fetchImage(request: updateRequests, image))
-      case .install(let pending, let image, let fault):
-        emit(.installUpdate(serialNumber: serial, update: pending, image: image, fault: fault))
-      case .cancelInstall: emit(.cancelUpdate(serialNumber: serial))
-      case .arm(let timer, let delay): emit(.arm(.install(timer), after: delay))
-      case .disarm(let timer): emit(.disarm(.install(timer)))
-      case .finished(let finished, let error): installFinished(finished, error)
+      case .preparationFailed(let error):
+        runLink(link.preparationFailed(error))
+      case .interrupted:
+        break  // Taken by the link loss that caused it.
+      case .dropLink(let serial, let error):
+        emit(.abandonLink(serialNumber: serial))
+        runLink(
+          link.linkDown(serialNumber: serial, reason: .unknown, isRadioOn: radioOn, preparationError: error))
+      case .connectedReaderChanged(let reader):
+        link.updateReader { $0 = reader }
+        syncStatus()
+      case .installFinished(let job, let result):
+        complete(job, result)
+        finishCommand(job)
       }
     }
-  }
-
-  private mutating func installFinished(_ installed: ReaderSoftwareUpdate, _ error: ReaderError?) {
-    guard let work = update else { return }
-    update = nil
-    var reader = work.reader
-    if error == nil {
-      reader.deviceSoftwareVersion = installed.deviceSoftwareVersion
-      reader.availableUpdate = nil
-    }
-    if case .app = work.purpose, error == nil {
-      // What the callback reads (`connectedReader`) already runs the new version.
-      link.updateReader {
-        $0.deviceSoftwareVersion = installed.deviceSoftwareVersion
-        $0.availableUpdate = nil
-      }
-      syncStatus()
-      reader = link.connectedReader ?? reader
-    }
-    if error?.code == .canceled, error?.context["confirmed"] == "false" {
-      unconfirmedInstall = (reader.serialNumber, installed)
-    }
-    report(.didFinishInstallingUpdate(reader, update: installed, error: error), to: .readerDelegate)
-    if let handle = work.handle { emit(.closeInstallHandle(handle, canceled: error?.code == .canceled)) }
-    switch work.purpose {
-    case .preparing:
-      guard !work.abandoned else { return }  // The link is being let go of.
-      guard let error else { return runLink(link.prepared(reader)) }
-      if error.code == .readerSoftwareUpdateFailedInterrupted {
-        // Lost with the link: the link machine ends the connection with this error. Reported by a
-        // reader whose link is still up (or that went silent): the connection ends here.
-        if !work.linkGone { runLink(link.preparationFailed(error)) }
-        return
-      }
-      if error.code == .canceled {
-        return runLink(
-          link.preparationFailed(
-            ReaderError(
-              .unsupportedReaderVersion,
-              "the required update was cancelled; the reader cannot be used until it is installed",
-              context: ["version": reader.deviceSoftwareVersion ?? "", "update": installed.deviceSoftwareVersion])))
-      }
-      guard updates.policy.connectsDespiteFailure(work.availability, error: error, at: date) else {
-        return runLink(link.preparationFailed(error))
-      }
-      // The grace rule: it connects with the update pending, tried again at the next connection.
-      reader.availableUpdate = installed
-      runLink(link.prepared(reader))
-      if link.connectedReader?.serialNumber == reader.serialNumber {
-        report(.didReportAvailableUpdate(reader, update: installed), to: .readerDelegate)
-      }
-    case .app(let id):
-      complete(id, error.map { .failure($0) } ?? .success(reader))
-      finishCommand(id)
-    case .idleCheck:
-      preconditionFailure("an idle check installs nothing")
-    }
-  }
-
-  /// A reader finished an install the terminal had given up on (its cancel was never confirmed):
-  /// the reader runs the new version, so the terminal says so.
-  private mutating func lateInstallFinished(serialNumber: String, error: ReaderError?) {
-    guard let unconfirmed = unconfirmedInstall, unconfirmed.serialNumber == serialNumber else { return }
-    unconfirmedInstall = nil
-    guard error == nil, link.connectedReader?.serialNumber == serialNumber else { return }
-    link.updateReader {
-      $0.deviceSoftwareVersion = unconfirmed.update.deviceSoftwareVersion
-      $0.availableUpdate = nil
-    }
-    syncStatus()
-  }
-
-  /// The link to `serialNumber` went down: update work for it ends (an install is interrupted).
-  /// Returns the interruption, for a connect whose reader was being prepared.
-  private mutating func updateLinkLost(serialNumber: String) -> ReaderError? {
-    guard let work = update, work.reader.serialNumber == serialNumber else { return nil }
-    guard work.install != nil else {
-      update = nil  // A check whose answer no longer matters.
-      return nil
-    }
-    var interruption: ReaderError?
-    update?.linkGone = true
-    installStep { install in
-      let steps = install.linkLost()
-      for case .finished(_, let error) in steps { interruption = error }
-      return steps
-    }
-    return interruption
-  }
-
-  /// The connection being prepared was cancelled: stop its update work at once.
-  private mutating func abandonUpdate() {
-    guard update?.purpose == .preparing else { return }
-    update?.abandoned = true
-    if update?.install != nil {
-      installStep { $0.abandon() }
-    }
-    update = nil
-  }
-
-  private mutating func armUpdateCheck() {
-    // A connection with a test update sees that update, not the catalog's.
-    guard updates.hasCatalog, linkSettings?.testUpdate == nil else { return }
-    emit(.arm(.updateCheck, after: updates.checkInterval))
-  }
-
-  /// Asks the catalog again while a reader is connected and nothing else runs.
-  private mutating func idleUpdateCheck() {
-    guard let reader = link.connectedReader, link.status == .connected else { return }
-    armUpdateCheck()
-    guard queue.running == nil, update == nil else { return }
-    update = UpdateWork(purpose: .idleCheck, reader: reader)
-    askCatalog(about: reader)
   }
 
   // MARK: Reporting
@@ -1076,7 +780,7 @@ package struct TerminalStateMachine {
   }
 
   private func notConnected() -> ReaderError {
-    ReaderError(.notConnected, "no reader is connected", context: ["status": published.status.rawValue])
+    .notConnected(status: published.status)
   }
 
   private static func unsupported(serialNumber: String?) -> ReaderError {

@@ -136,8 +136,8 @@ final class TerminalEngine: @unchecked Sendable {
       scheduler.performBlocking({ [catalog] in
         Result { () throws(ReaderError) in try Self.catalog(catalog).firmwareImage(for: image) }
       }) { [self] result in feed(.imageFetched(request: request, result)) }
-    case .installUpdate(let serial, let update, let image, let fault):
-      readerLink.installUpdate(serialNumber: serial, update: update, image: image, fault: fault)
+    case .installUpdate(let serial, let update, let image):
+      readerLink.installUpdate(serialNumber: serial, update: update, image: image)
     case .cancelUpdate(let serial):
       readerLink.cancelUpdate(serialNumber: serial)
     case .openInstallHandle(let handle):
