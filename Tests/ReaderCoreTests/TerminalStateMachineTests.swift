@@ -30,7 +30,7 @@ private struct Harness {
 
   @discardableResult
   mutating func feed(_ input: TerminalStateMachine.Input) -> [Action] {
-    machine.handle(input, now: now, radioOn: radioOn)
+    machine.handle(input, now: now)
   }
 
   /// Hears the reader, then connects it (link up and saved): job 1 is the connect.
