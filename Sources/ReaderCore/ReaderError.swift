@@ -11,7 +11,7 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
       case canceled, invalidConfiguration, bluetoothScanTimedOut, bluetoothConnectTimedOut
       case bluetoothDisabled, alreadyConnected, notConnected, readerNotFound, connectionFailed
       case unsupportedReader, readerBusy, rebootFailed, storeCorrupt, storeUnavailable, commandRejected
-      case bluetoothUnsupported
+      case bluetoothUnsupported, cancelFailedAlreadyCompleted
       case readerSoftwareUpdateFailed, readerSoftwareUpdateFailedBatteryLow, readerSoftwareUpdateFailedInterrupted
       case readerSoftwareUpdateFailedReaderError, readerSoftwareUpdateFailedServerError
       case readerSoftwareUpdateFailedExpiredUpdate, unsupportedReaderVersion, invalidSoftwareVersion
@@ -53,6 +53,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The terminal has no Bluetooth backend for real readers on this platform (`Terminal.shared`
     /// on Linux); simulated readers work.
     public static let bluetoothUnsupported = Code(.bluetoothUnsupported)
+    /// `Cancelable.cancel(_:)` found the operation already completed on its own: there was nothing to
+    /// cancel (Stripe's `cancelFailedAlreadyCompleted`). Usually benign: the operation finished first.
+    public static let cancelFailedAlreadyCompleted = Code(.cancelFailedAlreadyCompleted)
 
     // Software updates. The first seven carry the anchor SDK's names and meanings.
 

@@ -56,6 +56,8 @@ extension TerminalStateMachine {
     case discoveryDelegate(JobID)
     /// The `MobileReaderDelegate` of the current connection.
     case readerDelegate
+    /// The terminal's own delegate (`TerminalDelegate`).
+    case terminalDelegate
   }
 
   package enum Input: Sendable {
@@ -81,6 +83,9 @@ extension TerminalStateMachine {
     case imageFetched(request: UInt64, Result<Data, ReaderError>)
     /// The app cancelled the install that `handle` was given for.
     case cancelInstall(handle: UInt64)
+    /// The update every connection to a simulated reader sees unless its configuration names a test
+    /// update of its own (the simulator configuration's `availableReaderUpdate`); nil for the catalog's.
+    case simulatedReaderUpdate(TestReaderUpdate?)
   }
 
   package enum Action: Equatable, Sendable {

@@ -117,6 +117,8 @@ package struct TerminalStateMachine {
   var random: SeededRandom
   let tuning: DiscoveryTuning
   let realReadersSupported: Bool
+  /// The update connections to simulated readers see when their configuration names none.
+  var simulatedReaderUpdate: TestReaderUpdate?
 
   var now = Duration.zero
   var work = Work()
@@ -199,6 +201,8 @@ package struct TerminalStateMachine {
       route(updates.imageFetched(request: request, result, now: now))
     case .cancelInstall(let handle):
       route(updates.cancelInstall(handle: handle, now: now))
+    case .simulatedReaderUpdate(let update):
+      simulatedReaderUpdate = update
     }
   }
 
@@ -402,6 +406,8 @@ package struct TerminalStateMachine {
     }
     let heard = discovery.freshness(of: reader.serialNumber, now: now)
     var settings = settings
+    // A simulated reader sees the simulator's update unless the connection picked a test update itself.
+    if reader.simulated, settings.testUpdate == nil { settings.testUpdate = simulatedReaderUpdate }
     settings.preparesReader = updates.preparesReaders(testUpdate: settings.testUpdate)
     let attempt = link.connect(
       reader, settings: settings, heard: heard, radioOn: radioOn, listenFor: tuning.stalenessWindow,
@@ -519,7 +525,7 @@ package struct TerminalStateMachine {
     let changed = status != published.status
     published = (status, reader)
     emit(.status(status, connectedReader: reader))
-    if changed { report(.didChangeConnectionStatus(status)) }
+    if changed { report(.didChangeConnectionStatus(status), to: .terminalDelegate) }
   }
 
   /// Keeps the radio scanning exactly while a discovery runs or a connect listens for its reader.

@@ -129,7 +129,7 @@ final class TerminalEngine: @unchecked Sendable {
     case .closeInstallHandle(let handle, let canceled):
       guard let current = installation, current.handle == handle else { return }
       installation = nil
-      executor { current.cancelable.completed(canceled: canceled) }
+      executor { current.cancelable.finish(canceled: canceled) }
     case .status(let status, let reader):
       snapshot.withLock { $0 = Snapshot(status: status, connectedReader: reader) }
     case .report(let kind, let recipient):
@@ -146,7 +146,7 @@ final class TerminalEngine: @unchecked Sendable {
     case .closeReconnectHandle(let handle, let canceled):
       guard let current = reconnection, current.handle == handle else { return }
       reconnection = nil
-      executor { current.cancelable.completed(canceled: canceled) }
+      executor { current.cancelable.finish(canceled: canceled) }
     case .complete(let id, let result):
       guard let entry = entries.removeValue(forKey: id) else { return }
       executor {
@@ -161,7 +161,7 @@ final class TerminalEngine: @unchecked Sendable {
           case .success(nil): preconditionFailure("a connect succeeds with its reader")
           }
         }
-        entry.cancelable?.completed(canceled: TerminalStateMachine.wasCanceled(result))
+        entry.cancelable?.finish(canceled: TerminalStateMachine.wasCanceled(result))
       }
     }
   }
@@ -171,6 +171,12 @@ final class TerminalEngine: @unchecked Sendable {
     switch recipient {
     case .stream:
       return
+    case .terminalDelegate:
+      guard case .didChangeConnectionStatus(let status) = kind else {
+        preconditionFailure("\(kind) is not a TerminalDelegate call")
+      }
+      guard let terminal, let delegate = terminal.delegate else { return }
+      executor { delegate.terminal(terminal, didChangeConnectionStatus: status) }
     case .discoveryDelegate(let id):
       guard case .discover(let delegate, _) = entries[id]?.callbacks,
         case .didUpdateDiscoveredReaders(let readers) = kind,
@@ -204,7 +210,7 @@ final class TerminalEngine: @unchecked Sendable {
           guard let level = reader.batteryLevel, let charging = reader.isCharging else {
             preconditionFailure("a battery report carries the reading it reports")
           }
-          delegate.reader(reader, didReportBatteryLevel: level, status: reader.batteryStatus, isCharging: charging)
+          delegate.reader(reader, didReportBatteryLevel: Float(level), status: reader.batteryStatus, isCharging: charging)
         default:
           preconditionFailure("\(kind) is not a MobileReaderDelegate call")
         }

@@ -1,0 +1,204 @@
+import BlueZ
+import DBus
+import Foundation
+import ReaderKit
+import Testing
+
+/// The whole Bluetooth lifecycle of a `Terminal` over `BlueZCentral`, against the D-Bus peer: a private
+/// bus and a mock `bluetoothd` with readers.
+@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+struct BlueZPeerTests {
+  static let first = "C0:00:00:00:00:01"
+  static let second = "C0:00:00:00:00:02"
+  static func path(_ address: String) -> String {
+    "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
+  }
+
+  static func isDisconnect(_ reason: DisconnectReason) -> @Sendable (TerminalEvent.Kind) -> Bool {
+    { if case .didDisconnect(_, reason) = $0 { true } else { false } }
+  }
+
+  @Test func discoveryReportsReadersByRSSIAndDropsTheOnesThatVanish() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001", rssi: -70)
+    let removed = try peer.addReader(address: Self.second, name: "WPC32-0002", rssi: -50)
+    let readers = try await run.discover(["STRM2-0001", "WPC32-0002"])
+    #expect(readers.map(\.serialNumber) == ["WPC32-0002", "STRM2-0001"])
+    #expect(readers.first?.deviceType == .wisePad3)
+    // The filter BlueZ was given: LE, the SMP service, DuplicateData set explicitly.
+    let filter = try #require(try peer.call("DiscoveryFilter", [.string("hci0")]).body.first?.dictionary)
+    #expect(filter["Transport"]?.string == "le")
+    #expect(filter["UUIDs"]?.stringArray == [BlueZConfiguration.smpServiceUUID])
+    #expect(filter["DuplicateData"]?.bool == true)
+    // RSSI updates reorder the list.
+    try peer.call("SetRSSI", [.objectPath(Self.path(Self.first)), .int16(-30)])
+    try await run.wait(for: "the reordered list") { event in
+      guard case .didUpdateDiscoveredReaders(let readers) = event else { return false }
+      return readers.map(\.serialNumber) == ["STRM2-0001", "WPC32-0002"] && readers.first?.signalStrength ?? -99 > -40
+    }
+    // One reader stops advertising (not heard within its window), the other is removed by BlueZ.
+    try peer.call("Advertise", [.objectPath(Self.path(Self.first)), .uint32(0)])
+    try peer.call("RemoveReader", [.objectPath(removed)])
+    try await run.wait(for: "an empty list") { event in
+      if case .didUpdateDiscoveredReaders(let readers) = event { readers.isEmpty } else { false }
+    }
+  }
+
+  @Test func connectStopsScanningThenConnectsUntilServicesAreResolved() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+    #expect(try peer.calls(Self.path(Self.first)) == ["Connect"])
+    #expect(try peer.calls("/org/bluez/hci0") == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+    #expect(try peer.property(Self.path(Self.first), "org.bluez.Device1", "ServicesResolved")?.bool == true)
+  }
+
+  @Test func aConnectThatNeverResolvesTimesOutAndIsCancelled() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
+    try peer.call("SetConnectMode", [.objectPath(device), .string("never-resolve")])
+    let reader = try #require(try await run.discover(["STRM2-0001"]).first)
+    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
+    run.terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
+    let failed = try await run.wait(for: "didFailToConnect") { if case .didFailToConnect = $0 { true } else { false } }
+    guard case .didFailToConnect(_, let error) = failed else { return }
+    #expect(error.code == .bluetoothConnectTimedOut)
+    #expect(try peer.calls(device) == ["Connect", "Disconnect"])
+  }
+
+  @Test func aFailedConnectCarriesTheDBusErrorAsItsCause() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
+    try peer.call("FailNextConnect", [.objectPath(device), .string("org.bluez.Error.Failed")])
+    let reader = try #require(try await run.discover(["STRM2-0001"]).first)
+    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
+    run.terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
+    let failed = try await run.wait(for: "didFailToConnect") { if case .didFailToConnect = $0 { true } else { false } }
+    guard case .didFailToConnect(_, let error) = failed else { return }
+    #expect(error.code == .connectionFailed)
+    #expect(error.cause == .dbus(name: "org.bluez.Error.Failed", message: "Connection attempt failed"))
+  }
+
+  @Test(arguments: [
+    ("org.bluez.Reason.Remote", DisconnectReason.poweredOff),
+    ("org.bluez.Reason.Authentication", .peerRemovedPairingInformation),
+    ("org.bluez.Reason.Timeout", .bluetoothSignalLost),
+  ])
+  func eachWayALinkEndsReachesTheAppWithStripesReason(_ bluezReason: String, _ expected: DisconnectReason) async throws
+  {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001", autoReconnect: false)
+    try peer.call("DropLink", [.objectPath(Self.path(Self.first)), .string(bluezReason)])
+    try await run.wait(for: "didDisconnect(\(expected))", Self.isDisconnect(expected))
+  }
+
+  @Test func ourOwnDisconnectIsDisconnectRequested() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    run.terminal.disconnectReader { _ in }
+    try await run.wait(for: "didDisconnect(disconnectRequested)", Self.isDisconnect(.disconnectRequested))
+    #expect(try peer.property(Self.path(Self.first), "org.bluez.Device1", "Connected")?.bool == false)
+  }
+
+  @Test func aLinkLostToTimeoutIsWonBackWithStripesCallbackSequence() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    let before = run.events.count
+    try peer.call("DropLink", [.objectPath(Self.path(Self.first)), .string("org.bluez.Reason.Timeout")])
+    try await run.wait(for: "readerDidSucceedReconnect") {
+      if case .readerDidSucceedReconnect = $0 { true } else { false }
+    }
+    let sequence = run.events[before...].compactMap { event -> String? in
+      switch event {
+      case .didStartReconnect(_, let reason): "didStartReconnect(\(reason))"
+      case .readerDidSucceedReconnect: "readerDidSucceedReconnect"
+      case .readerDidFailReconnect: "readerDidFailReconnect"
+      case .didDisconnect(_, let reason): "didDisconnect(\(reason))"
+      case .didChangeConnectionStatus(let status): "status(\(status))"
+      default: nil
+      }
+    }
+    #expect(
+      sequence == [
+        "status(reconnecting)", "didStartReconnect(bluetoothSignalLost)", "status(connected)",
+        "readerDidSucceedReconnect",
+      ])
+    #expect(try peer.calls(Self.path(Self.first)) == ["Connect", "Connect"])
+  }
+
+  @Test func theAdapterOffAndOnAgainDropsAndWinsBackTheReader() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    try peer.call("SetAdapterPower", [.string("hci0"), .boolean(false), .string("off-blocked")])
+    try await run.wait(for: "didStartReconnect(bluetoothDisabled)") { event in
+      if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
+    }
+    #expect(run.central.isPoweredOn == false)
+    try peer.call("SetAdapterPower", [.string("hci0"), .boolean(true), .string("on")])
+    try await run.wait(for: "readerDidSucceedReconnect") {
+      if case .readerDidSucceedReconnect = $0 { true } else { false }
+    }
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+  }
+
+  @Test func bluetoothdGoingAwayAndComingBackIsSurvived() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    peer.stopBluetoothd()
+    try await run.wait(for: "didStartReconnect(bluetoothDisabled)") { event in
+      if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
+    }
+    try peer.startBluetoothd()
+    try peer.call("AddAdapter", [.string("hci0"), .boolean(true)])
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    try await run.wait(for: "readerDidSucceedReconnect") {
+      if case .readerDidSucceedReconnect = $0 { true } else { false }
+    }
+  }
+
+  @Test func openingSaysWhichPartIsMissing() async throws {
+    let scheduler = LiveScheduler()
+    let noBus = try #require(throws: ReaderError.self) {
+      try BlueZCentral.open(
+        scheduler: scheduler, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+    }
+    #expect(noBus.code == .bluetoothUnsupported && noBus.context["missing"] == "bus")
+    let peer = try BlueZPeer.start(adapter: false)
+    defer { peer.stop() }
+    let noAdapter = try #require(throws: ReaderError.self) {
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+    }
+    #expect(noAdapter.context["missing"] == "adapter")
+    peer.stopBluetoothd()
+    let started = ContinuousClock.now
+    let noBluetoothd = try #require(throws: ReaderError.self) {
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+    }
+    #expect(noBluetoothd.context["missing"] == "bluetoothd")
+    #expect(ContinuousClock.now - started < .seconds(1))
+  }
+}

@@ -1,0 +1,213 @@
+import DBus
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A private `dbus-daemon` standing in for the system bus, and ReaderKit's BlueZ peer
+/// (`Tests/Support/peer/bluez_readers.py`, on python-dbusmock's bluez5 template) owning `org.bluez`
+/// on it. Each test starts its own (≈0.3 s), so tests run in parallel and need no reset; every process
+/// is stopped by its PID when the peer is stopped (SIGKILL, which no inherited signal mask blocks).
+///
+/// Where `dbus-daemon` or python-dbusmock is missing the tests skip with one line; with
+/// `READERKIT_CI=1` they fail instead.
+final class BlueZPeer: Sendable {
+  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+  static let template = packageRoot.appendingPathComponent("Tests/Support/peer/bluez_readers.py")
+  static let python = "/usr/bin/python3"
+  static let daemon = "/usr/bin/dbus-daemon"
+  static let required = ProcessInfo.processInfo.environment["READERKIT_CI"] == "1"
+
+  /// Whether the tools are there (asked once).
+  static let available: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: daemon), FileManager.default.isExecutableFile(atPath: python)
+    else { return false }
+    let check = Process()
+    check.executableURL = URL(fileURLWithPath: python)
+    check.arguments = ["-c", "import dbusmock, dbus, gi"]
+    check.standardOutput = FileHandle.nullDevice
+    check.standardError = FileHandle.nullDevice
+    guard (try? run(check)) != nil else { return false }
+    check.waitUntilExit()
+    return check.terminationStatus == 0
+  }()
+
+  /// Whether the peer tests run: the tools are there, or `READERKIT_CI=1` requires them.
+  static let enabled = available || required
+  static let skipNote: Comment =
+    "dbus-daemon or python3-dbusmock is missing: `apt-get install dbus-daemon python3-dbusmock` runs the BlueZ peer tests"
+
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  let directory: URL
+  let address: String
+  private let daemonProcess: Process
+  private let mock = Mutex<Process?>(nil)
+  private let control: Mutex<DBusConnection?>
+
+  /// The environment a central under test uses.
+  var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
+
+  /// Starts a bus and the peer; an adapter `hci0` (powered) is added unless `adapter` is false.
+  static func start(adapter: Bool = true) throws -> BlueZPeer {
+    guard available else {
+      throw Failure(description: "READERKIT_CI=1 needs dbus-daemon and python3-dbusmock for the BlueZ peer tests")
+    }
+    let peer = try BlueZPeer()
+    do {
+      try peer.startBluetoothd()
+      if adapter { _ = try peer.call("AddAdapter", [.string("hci0"), .boolean(true)]) }
+    } catch {
+      peer.stop()
+      throw error
+    }
+    return peer
+  }
+
+  private init() throws {
+    directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-bluez-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    address = "unix:path=" + directory.appendingPathComponent("bus").path
+    let daemon = Process()
+    daemon.executableURL = URL(fileURLWithPath: Self.daemon)
+    daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
+    let printed = Pipe()
+    daemon.standardOutput = printed
+    daemon.standardError = FileHandle.nullDevice
+    try Self.run(daemon)
+    daemonProcess = daemon
+    control = Mutex(nil)
+    // The daemon prints its address once it listens (or exits, closing the pipe): a blocking read, no polling.
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+      let chunk = printed.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      line.append(chunk)
+    }
+    guard line.contains(UInt8(ascii: "\n")),
+      let connection = try? DBusConnection.open(DBusAddress.parse(address), timeout: .seconds(2))
+    else {
+      stop()
+      throw Failure(description: "dbus-daemon did not start at \(address)")
+    }
+    control.withLock { $0 = connection }
+  }
+
+  /// Starts the mock `bluetoothd` and waits (10 s at most) until it owns `org.bluez`.
+  func startBluetoothd() throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Self.python)
+    process.arguments = ["-m", "dbusmock", "--system", "--template", Self.template.path]
+    process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+    let log = directory.appendingPathComponent("bluetoothd.log")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: log)
+    process.standardError = process.standardOutput
+    try Self.run(process)
+    mock.withLock { $0 = process }
+    let watcher = try DBusConnection.open(DBusAddress.parse(address), timeout: .seconds(2))
+    defer { watcher.close() }
+    let owned = DispatchSemaphore(value: 0)
+    _ = try watcher.call(
+      busCall(
+        "AddMatch",
+        [
+          .string(
+            "type='signal',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'")
+        ]))
+    let has = try watcher.call(busCall("NameHasOwner", [.string("org.bluez")]))
+    if has.body.first?.bool == true { return }
+    watcher.start(
+      onMessage: { message in if message.member == "NameOwnerChanged" { owned.signal() } }, onClose: { _ in })
+    guard owned.wait(timeout: .now() + 10) == .success else {
+      throw Failure(description: "the BlueZ peer did not own org.bluez within 10 s; see \(log.path)")
+    }
+  }
+
+  /// Stops the mock `bluetoothd` (by PID) and waits until it has left the bus.
+  func stopBluetoothd() {
+    guard let process = mock.withLock({ $0.take() }) else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+
+  /// Calls a peer control method (interface `org.readerkit.Peer` on `/`).
+  @discardableResult
+  func call(_ member: String, _ body: [DBusValue] = []) throws -> DBusMessage {
+    try control.withLock { connection throws -> DBusMessage in
+      guard let connection else { throw Failure(description: "the peer is stopped") }
+      return try connection.call(
+        .methodCall(destination: "org.bluez", path: "/", interface: "org.readerkit.Peer", member: member, body: body),
+        timeout: .seconds(5))
+    }
+  }
+
+  /// Reads a property of an object `bluetoothd` holds.
+  func property(_ path: String, _ interface: String, _ name: String) throws -> DBusValue? {
+    try control.withLock { connection throws -> DBusValue? in
+      guard let connection else { throw Failure(description: "the peer is stopped") }
+      let reply = try connection.call(
+        .methodCall(
+          destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+          body: [.string(interface), .string(name)]), timeout: .seconds(5))
+      return reply.body.first?.unwrapped
+    }
+  }
+
+  /// Adds a reader advertising the SMP service, re-announcing itself every `advertiseMilliseconds`.
+  @discardableResult
+  func addReader(
+    address: String, name: String?, rssi: Int16 = -50, advertiseMilliseconds: UInt32 = 100,
+    options: [String: DBusValue] = [:]
+  ) throws -> String {
+    var all = options
+    all["advertise_ms"] = .uint32(advertiseMilliseconds)
+    let reply = try call(
+      "AddReader",
+      [
+        .string("hci0"), .string(address), .string(name ?? ""), .int16(rssi),
+        .stringArray(["8d53dc1d-1db7-4cd3-868b-8a527460aa84"]), .stringVariantDictionary(all),
+      ])
+    return reply.body.first?.string ?? ""
+  }
+
+  /// The Device1/Adapter1 methods called on `path` so far.
+  func calls(_ path: String) throws -> [String] {
+    try call("Calls", [.objectPath(path)]).body.first?.stringArray ?? []
+  }
+
+  /// Stops everything, by PID, and removes the directory. Idempotent.
+  func stop() {
+    control.withLock { $0.take()?.close() }
+    stopBluetoothd()
+    if daemonProcess.isRunning {
+      kill(daemonProcess.processIdentifier, SIGKILL)
+      daemonProcess.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: directory)
+  }
+
+  deinit { stop() }
+
+  private func busCall(_ member: String, _ body: [DBusValue]) -> DBusMessage {
+    .methodCall(
+      destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+      member: member, body: body)
+  }
+
+  /// Runs a process with the signal mask cleared, so it does not inherit the test runner's blocked signals.
+  static func run(_ process: Process) throws {
+    var empty = sigset_t()
+    var old = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &old)
+    defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
+    try process.run()
+  }
+}
