@@ -66,7 +66,7 @@ public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration
 
 extension LiveScheduler where C == ContinuousClock {
   /// A scheduler on the system's continuous clock.
-  public convenience init(label: String = "ReaderKit.LiveScheduler") {
-    self.init(clock: ContinuousClock(), label: label)
+  public convenience init(label: String = "ReaderKit.LiveScheduler", epoch: Date = .now) {
+    self.init(clock: ContinuousClock(), label: label, epoch: epoch)
   }
 }
