@@ -130,7 +130,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
           .commandRejected, "this reader offers no command channel", context: ["serialNumber": serialNumber])))
   }
 
-  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
     linkEvent(
       .updateFinished(
         serialNumber: serialNumber,

@@ -132,4 +132,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
   public static func canceled(_ operation: String) -> ReaderError {
     ReaderError(.canceled, "\(operation) was canceled", context: ["operation": operation])
   }
+
+  /// The error of a command that needs a connected reader while the status is `status`.
+  package static func notConnected(status: ConnectionStatus) -> ReaderError {
+    ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue])
+  }
 }

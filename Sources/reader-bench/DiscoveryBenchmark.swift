@@ -319,7 +319,7 @@ private final class ReplayRadio: BluetoothCentral, ReaderLink, @unchecked Sendab
   func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {}
   func flashLEDs(serialNumber: String) {}
   func reboot(serialNumber: String) {}
-  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {}
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {}
   func cancelUpdate(serialNumber: String) {}
 }
 
@@ -462,8 +462,8 @@ private final class TappedRadio: BluetoothCentral, ReaderLink, @unchecked Sendab
   }
   func flashLEDs(serialNumber: String) { world.flashLEDs(serialNumber: serialNumber) }
   func reboot(serialNumber: String) { world.reboot(serialNumber: serialNumber) }
-  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
-    world.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
+    world.installUpdate(serialNumber: serialNumber, update: update, image: image)
   }
   func cancelUpdate(serialNumber: String) { world.cancelUpdate(serialNumber: serialNumber) }
 }

@@ -19,19 +19,19 @@ import Testing
     _ machine: inout TerminalStateMachine, simulated: Bool = true, settings: ConnectionSettings = settings
   ) -> [Action] {
     let advertisement = Advertisement(serialNumber: serial, deviceType: .stripeM2, signalStrength: -40, info: info)
-    _ = machine.handle(.bluetooth(.advertisement(advertisement)), now: .zero, radioOn: true)
+    _ = machine.handle(.bluetooth(.advertisement(advertisement)), now: .zero)
     let reader = Reader(serialNumber: serial, deviceType: .stripeM2, simulated: simulated)
-    _ = machine.handle(.submit(1, .connect(reader, settings)), now: .zero, radioOn: true)
-    return machine.handle(.bluetooth(.didConnect(serialNumber: serial, info: info)), now: .seconds(1), radioOn: true)
+    _ = machine.handle(.submit(1, .connect(reader, settings)), now: .zero)
+    return machine.handle(.bluetooth(.didConnect(serialNumber: serial, info: info)), now: .seconds(1))
   }
 
   private static func installs(_ actions: [Action]) -> [ReaderSoftwareUpdate] {
-    actions.compactMap { if case .installUpdate(_, let update, _, _) = $0 { update } else { nil } }
+    actions.compactMap { if case .installUpdate(_, let update, _) = $0 { update } else { nil } }
   }
 
   @Test func aSimulatedReaderSeesTheSimulatorsUpdateWhenItsConnectionNamesNone() {
     var machine = TerminalStateMachine(seed: 1)
-    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero, radioOn: true)
+    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero)
     let up = Self.linkUp(&machine)
     #expect(Self.installs(up).map(\.isTestUpdate) == [true], "the required update installs while connecting")
     #expect(machine.status == .connecting)
@@ -39,7 +39,7 @@ import Testing
 
   @Test func aRealReaderNeverSeesTheSimulatorsUpdate() {
     var machine = TerminalStateMachine(seed: 1)
-    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero, radioOn: true)
+    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero)
     let up = Self.linkUp(&machine, simulated: false)
     #expect(Self.installs(up).isEmpty)
     #expect(up.contains { if case .saveReader = $0 { true } else { false } }, "connected at once: it is saved")
@@ -47,7 +47,7 @@ import Testing
 
   @Test func aConnectionsOwnTestUpdateWinsOverTheSimulators() {
     var machine = TerminalStateMachine(seed: 1)
-    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero, radioOn: true)
+    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero)
     var settings = Self.settings
     settings.testUpdate = .available([.config])
     let up = Self.linkUp(&machine, settings: settings)
@@ -56,8 +56,8 @@ import Testing
 
   @Test func settingNoneGoesBackToTheCatalogsAnswer() {
     var machine = TerminalStateMachine(seed: 1)
-    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero, radioOn: true)
-    _ = machine.handle(.simulatedReaderUpdate(nil), now: .zero, radioOn: true)
+    _ = machine.handle(.simulatedReaderUpdate(.required(TestReaderUpdate.fullUpdate)), now: .zero)
+    _ = machine.handle(.simulatedReaderUpdate(nil), now: .zero)
     let up = Self.linkUp(&machine)
     #expect(Self.installs(up).isEmpty)
     #expect(up.contains { if case .saveReader = $0 { true } else { false } }, "connected at once: it is saved")

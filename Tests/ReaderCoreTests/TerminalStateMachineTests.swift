@@ -30,7 +30,7 @@ private struct Harness {
 
   @discardableResult
   mutating func feed(_ input: TerminalStateMachine.Input) -> [Action] {
-    machine.handle(input, now: now, radioOn: radioOn)
+    machine.handle(input, now: now)
   }
 
   /// Hears the reader, then connects it (link up and saved): job 1 is the connect.
@@ -478,7 +478,7 @@ extension Reader {
     let bytes = Data([1, 2, 3])
     let fetched = h.feed(.imageFetched(request: 2, .success(bytes)))
     let update = availability(required: true).update!
-    #expect(fetched.contains(.installUpdate(serialNumber: serial, update: update, image: bytes, fault: nil)))
+    #expect(fetched.contains(.installUpdate(serialNumber: serial, update: update, image: bytes)))
     let done = h.feed(.readerLink(.updateFinished(serialNumber: serial, error: nil)))
     let finished = done.firstIndex { if case .report(.didFinishInstallingUpdate, _) = $0 { true } else { false } } ?? -1
     let connected = done.firstIndex { if case .report(.didConnect, _) = $0 { true } else { false } } ?? -1

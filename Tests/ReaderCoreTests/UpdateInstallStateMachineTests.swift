@@ -41,7 +41,7 @@ private func progress(_ actions: [Action]) -> [Double] {
     var machine = UpdateInstallStateMachine(update: full, fault: .fail(atProgress: 0.5))
     #expect(
       machine.start(at: .zero, date: now) == [
-        .started(full, cancelable: true), .progress(0), .install(full, image: nil, fault: .fail(atProgress: 0.5)),
+        .started(full, cancelable: true), .progress(0), .install(full, image: nil),
         .arm(.stall, after: UpdateInstallStateMachine.stallTimeout),
       ])
     #expect(machine.start(at: .zero, date: now) == [], "started once")
@@ -56,7 +56,7 @@ private func progress(_ actions: [Action]) -> [Double] {
     let bytes = Data([1, 2, 3, 4])
     #expect(
       machine.imageFetched(.success(bytes), now: .zero) == [
-        .install(withImage, image: bytes, fault: nil), .arm(.stall, after: UpdateInstallStateMachine.stallTimeout),
+        .install(withImage, image: bytes), .arm(.stall, after: UpdateInstallStateMachine.stallTimeout),
       ])
   }
 

@@ -34,8 +34,8 @@ private final class SilentReaderCentral: BluetoothCentral, ReaderLink {
     if !ignoresReboot.load(ordering: .relaxed) { world.reboot(serialNumber: serialNumber) }
   }
 
-  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
-    world.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
+    world.installUpdate(serialNumber: serialNumber, update: update, image: image)
   }
 
   func cancelUpdate(serialNumber: String) { world.cancelUpdate(serialNumber: serialNumber) }

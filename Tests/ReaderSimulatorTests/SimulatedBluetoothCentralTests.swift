@@ -268,4 +268,24 @@ private let hour = Duration.seconds(3600)
     w.clock.advance(by: m2.rebootDuration)
     #expect(w.kinds(of: "STRM2-1").suffix(2) == ["rebooting", "rebooted"])
   }
+
+  @Test func anInstallRestartsTheIdleCountAndLeavesNoEarlierCountRunning() {
+    let w = World([SimulatedReader(serialNumber: "STRM2-1", deviceType: .stripeM2, isCharging: false)])
+    _ = w.listen()
+    w.world.connect(serialNumber: "STRM2-1")
+    w.clock.advance(by: .seconds(2))
+    let update = ReaderSoftwareUpdate(
+      deviceSoftwareVersion: "2.01.00.18", durationEstimate: .estimateLessThan1Minute, components: [.config],
+      requiredAt: VirtualClock.simulationEpoch)
+    w.clock.advance(to: .seconds(3600))
+    w.world.installUpdate(serialNumber: "STRM2-1", update: update, image: nil)
+    w.clock.advance(to: .seconds(6 * 3600))
+    w.world.setSoftwareVersion("STRM2-1", "2.01.00.17")
+    w.world.installUpdate(serialNumber: "STRM2-1", update: update, image: nil)
+    // The count of the first install would end at 11 h; the second one's at 16 h.
+    w.clock.advance(to: .seconds(12 * 3600))
+    #expect(w.world.reader("STRM2-1")?.isPoweredOn == true, "\(w.kinds(of: "STRM2-1"))")
+    w.clock.advance(to: .seconds(16 * 3600 + 1))
+    #expect(w.kinds(of: "STRM2-1").last == "idlePowerDown")
+  }
 }

@@ -56,7 +56,8 @@ package struct ConnectionSettings: Equatable, Sendable {
     self.testUpdate = testUpdate
   }
 
-  /// Settings taken as given, for machines built directly in tests.
+  /// Settings taken as given, unvalidated: for machines built directly in tests, never for a
+  /// connection an app asks for.
   package init(unchecked locationId: String, autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration) {
     self.locationId = locationId
     self.autoReconnect = autoReconnect

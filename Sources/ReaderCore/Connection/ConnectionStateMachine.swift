@@ -5,68 +5,9 @@
 /// timers and calls delegates. Late hardware events (a link-up after the attempt was abandoned, a
 /// disconnect after the app disconnected) are absorbed explicitly.
 package struct ConnectionStateMachine {
-  /// The timers the machine asks the driver to keep.
-  package enum Timer: Hashable, Sendable {
-    /// How long a connect listens for a reader last heard too long ago.
-    case locate
-    /// The first connection's deadline.
-    case connect
-    /// One reconnection attempt's deadline.
-    case reconnectAttempt
-    /// The pause between reconnection attempts.
-    case reconnectBackoff
-    /// The overall reconnection deadline.
-    case reconnectDeadline
-    /// How long the reader has to close the link after the app's disconnect.
-    case disconnectReply
-    /// How long the reader has to answer a reboot request.
-    case rebootReply
-    /// How long a reader that accepted a reboot has to drop the link.
-    case rebootDrop
-  }
-
   /// How long the reader has to answer a disconnect or a reboot, and to drop the link after
   /// accepting a reboot, before the machine stops waiting for it.
   package static let replyTimeout = Duration.seconds(10)
-
-  /// What the driver must do, in order.
-  package enum Action: Equatable, Sendable {
-    /// Listen for advertisements (a connect waits to hear its reader).
-    case listen
-    /// Stop listening.
-    case stopListening
-    case openLink(serialNumber: String)
-    case abandonLink(serialNumber: String)
-    case closeLink(serialNumber: String)
-    case sendReboot(serialNumber: String)
-    case arm(Timer, after: Duration)
-    case disarm(Timer)
-    /// The link is up and the reader must be prepared (its software checked, a required update
-    /// installed) before it counts as connected: answer with `prepared` or `preparationFailed`.
-    case linkReady(Reader)
-    /// The first connection completed.
-    case connected(Reader)
-    /// The first connection failed; the status is back to `notConnected`.
-    case connectFailed(ReaderError)
-    /// The app's `disconnectReader()` completed.
-    case disconnectCompleted(Reader)
-    /// The reader accepted (`nil`) or refused a reboot request, or did not answer in time.
-    case rebootAnswered(ReaderError?)
-    /// The reader accepted a reboot but kept the link for `replyTimeout`; it counts as connected.
-    case rebootNotCarriedOut(Reader)
-    /// An unexpected disconnect started automatic reconnection.
-    case reconnectStarted(Reader, reason: DisconnectReason)
-    /// Automatic reconnection won the reader back.
-    case reconnectSucceeded(Reader)
-    /// Automatic reconnection gave up (or was cancelled); `disconnected` always follows.
-    case reconnectFailed(Reader, ReaderError)
-    /// The reader is gone for good, for `reason`.
-    case disconnected(Reader, reason: DisconnectReason)
-    /// The connected reader's battery crossed below the warning level.
-    case lowBatteryWarning(Reader)
-    /// The connected reader's details changed (battery, charging).
-    case readerUpdated(Reader)
-  }
 
   /// Where the link stands.
   private enum State {
@@ -90,35 +31,18 @@ package struct ConnectionStateMachine {
     case reconnecting(Reconnection)
   }
 
-  /// What a reader being prepared will become.
-  package enum Preparation: Equatable {
-    /// The first connection.
-    case connect
-    /// The end of a reconnection.
-    case reconnect(Reconnection)
-  }
-
-  package struct Reconnection: Equatable {
-    package var reader: Reader
-    package var reason: DisconnectReason
-    package var attempt: Int
-    package var phase: Phase
-    /// How many times the reader was lost again while it was being prepared (its update installing).
-    package var preparationLosses = 0
-
-    package enum Phase: Equatable {
-      /// A link is being opened.
-      case attempting
-      /// Waiting before the next attempt.
-      case backingOff
-      /// The host's radio is off; waiting for it.
-      case waitingForRadio
-    }
+  /// What a connection follows: taken from its `ConnectionSettings` (all but the location, which
+  /// its states carry).
+  private struct Rules {
+    var autoReconnect: Bool
+    var policy: ReconnectPolicy
+    var connectTimeout: Duration
+    var preparesReader = false
   }
 
   private var state: State = .idle
-  /// The settings of the current (or next) connection.
-  private var settings: ConnectionSettings
+  /// The rules of the current (or next) connection.
+  private var settings: Rules
   /// The jitter source; a value, so the machine stays pure and a seed replays exactly.
   private var random: SeededRandom
   /// How long the current connect listens for its reader.
@@ -132,8 +56,7 @@ package struct ConnectionStateMachine {
     autoReconnect: Bool, policy: ReconnectPolicy, connectTimeout: Duration = ConnectionSettings.defaultConnectTimeout,
     random: SeededRandom
   ) {
-    self.settings = ConnectionSettings(
-      unchecked: "", autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout)
+    self.settings = Rules(autoReconnect: autoReconnect, policy: policy, connectTimeout: connectTimeout)
     self.random = random
   }
 
@@ -202,9 +125,8 @@ package struct ConnectionStateMachine {
 
   /// Starts connecting to a reader heard just now, with the machine's settings at `locationId`.
   package mutating func connect(_ reader: Reader, locationId: String) -> Result<[Action], ReaderError> {
-    var settings = self.settings
-    settings.locationId = locationId
-    return connect(reader, settings: settings, heard: .fresh, radioOn: true, listenFor: .zero, random: random)
+    start(
+      reader, locationId: locationId, rules: settings, heard: .fresh, radioOn: true, listenFor: .zero, random: random)
   }
 
   /// Starts connecting to `reader` with `settings`; fails without side effects if a reader is
@@ -216,6 +138,18 @@ package struct ConnectionStateMachine {
     _ reader: Reader, settings: ConnectionSettings, heard: DiscoveryStateMachine.Freshness, radioOn: Bool,
     listenFor: Duration, random: SeededRandom
   ) -> Result<[Action], ReaderError> {
+    let rules = Rules(
+      autoReconnect: settings.autoReconnect, policy: settings.policy, connectTimeout: settings.connectTimeout,
+      preparesReader: settings.preparesReader)
+    return start(
+      reader, locationId: settings.locationId, rules: rules, heard: heard, radioOn: radioOn, listenFor: listenFor,
+      random: random)
+  }
+
+  private mutating func start(
+    _ reader: Reader, locationId: String, rules: Rules, heard: DiscoveryStateMachine.Freshness, radioOn: Bool,
+    listenFor: Duration, random: SeededRandom
+  ) -> Result<[Action], ReaderError> {
     if let connectRefusal { return .failure(connectRefusal) }
     guard heard != .never else {
       return .failure(
@@ -223,14 +157,14 @@ package struct ConnectionStateMachine {
           .readerNotFound, "the reader was never discovered; discover it first",
           context: ["serialNumber": reader.serialNumber]))
     }
-    self.settings = settings
+    self.settings = rules
     self.random = random
     if heard == .stale && radioOn {
       listenWindow = listenFor
-      state = .locating(reader, locationId: settings.locationId)
+      state = .locating(reader, locationId: locationId)
       return .success([.listen, .arm(.locate, after: listenFor)])
     }
-    return .success(openFirstLink(reader, locationId: settings.locationId))
+    return .success(openFirstLink(reader, locationId: locationId))
   }
 
   /// A reader advertised; a connect listening for it opens its link now.
@@ -247,7 +181,7 @@ package struct ConnectionStateMachine {
   /// Starts the app's disconnect.
   package mutating func disconnect() -> Result<[Action], ReaderError> {
     guard case .connected(let reader) = state else {
-      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+      return .failure(.notConnected(status: status))
     }
     state = .disconnecting(reader)
     return .success([.closeLink(serialNumber: reader.serialNumber), .arm(.disconnectReply, after: Self.replyTimeout)])
@@ -256,7 +190,7 @@ package struct ConnectionStateMachine {
   /// Asks the connected reader to reboot.
   package mutating func reboot() -> Result<[Action], ReaderError> {
     guard case .connected(let reader) = state else {
-      return .failure(ReaderError(.notConnected, "no reader is connected", context: ["status": status.rawValue]))
+      return .failure(.notConnected(status: status))
     }
     state = .rebootRequested(reader)
     return .success([.sendReboot(serialNumber: reader.serialNumber), .arm(.rebootReply, after: Self.replyTimeout)])
@@ -631,19 +565,6 @@ package struct ConnectionStateMachine {
     return start + attempt(reconnection)
   }
 
-  /// Whether a disconnect for `reason` is followed by automatic reconnection. Not after the app's
-  /// own disconnect, and not after a critical battery or an idle power-down: the reader has shut
-  /// itself down and will not answer until a person switches it on or charges it. Not after a lost
-  /// pairing either: every attempt would fail until the user pairs the reader again.
-  package static func reconnects(after reason: DisconnectReason) -> Bool {
-    switch reason {
-    case .disconnectRequested, .criticallyLowBattery, .idlePowerDown, .peerRemovedPairingInformation: false
-    case .unknown, .rebootRequested, .securityReboot, .poweredOff, .bluetoothDisabled, .bluetoothSignalLost,
-      .usbDisconnected:
-      true
-    }
-  }
-
   private mutating func attempt(_ reconnection: Reconnection) -> [Action] {
     var reconnection = reconnection
     reconnection.phase = .attempting
@@ -671,15 +592,5 @@ package struct ConnectionStateMachine {
     return actions + [
       .reconnectFailed(reconnection.reader, error), .disconnected(reconnection.reader, reason: reconnection.reason),
     ]
-  }
-}
-
-extension Reader {
-  /// Takes the details a reader reported about itself.
-  package mutating func apply(_ info: ReaderInfo) {
-    deviceSoftwareVersion = info.deviceSoftwareVersion ?? deviceSoftwareVersion
-    batteryLevel = info.batteryLevel ?? batteryLevel
-    isCharging = info.isCharging ?? isCharging
-    label = info.label ?? label
   }
 }

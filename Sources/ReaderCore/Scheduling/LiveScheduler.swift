@@ -1,6 +1,12 @@
 import Dispatch
 import Synchronization
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// A `Scheduler` on real time: work runs on one serial dispatch queue, waits go through `clock`.
 ///
 /// Work is kept in the same ordered queue as `VirtualClock`'s, on (deadline, submission): whichever
@@ -10,14 +16,18 @@ import Synchronization
 public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration == Duration {
   private let clock: C
   private let start: C.Instant
+  /// The wall-clock date the scheduler started at.
+  public let epoch: Date
   private let queue: DispatchQueue
   private let work = Mutex(WorkQueue())
   private let key = DispatchSpecificKey<UInt8>()
 
-  /// Creates a scheduler that measures and waits with `clock`.
-  public init(clock: C, label: String = "ReaderKit.LiveScheduler") {
+  /// Creates a scheduler that measures and waits with `clock`, starting at the wall-clock date
+  /// `epoch` (the system's date now, by default: the one place ReaderKit reads it).
+  public init(clock: C, label: String = "ReaderKit.LiveScheduler", epoch: Date = .now) {
     self.clock = clock
     self.start = clock.now
+    self.epoch = epoch
     self.queue = DispatchQueue(label: label)
     queue.setSpecific(key: key, value: 1)
   }
@@ -56,7 +66,7 @@ public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration
 
 extension LiveScheduler where C == ContinuousClock {
   /// A scheduler on the system's continuous clock.
-  public convenience init(label: String = "ReaderKit.LiveScheduler") {
-    self.init(clock: ContinuousClock(), label: label)
+  public convenience init(label: String = "ReaderKit.LiveScheduler", epoch: Date = .now) {
+    self.init(clock: ContinuousClock(), label: label, epoch: epoch)
   }
 }

@@ -1,5 +1,11 @@
 import Dispatch
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// A serial discrete-event scheduler: the one place the engine and the simulated world run.
 ///
 /// Work runs one item at a time. Work due at the same instant runs in submission order, and `now`
@@ -19,6 +25,13 @@ public protocol Scheduler: AnyObject, Sendable {
     _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void)
   /// Time elapsed since the scheduler started: the engine's notion of "now".
   var elapsed: Duration { get }
+  /// The date at `elapsed == .zero`: the engine dates what it must (an update's `requiredAt`, the
+  /// grace window) as `epoch` plus `elapsed`, and never reads the wall clock itself.
+  var epoch: Date { get }
+  /// Whether a run on this scheduler is a pure function of what was submitted (virtual time, as on a
+  /// `VirtualClock`): a terminal then runs its delegates synchronously on it by default, in step with
+  /// the event stream, instead of on the main actor. False unless the scheduler says otherwise.
+  var isDeterministic: Bool { get }
   /// Runs `work` once `delay` has elapsed (immediately, but after already-queued work, for `.zero`).
   @discardableResult
   func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork
@@ -27,6 +40,8 @@ public protocol Scheduler: AnyObject, Sendable {
 }
 
 extension Scheduler {
+  public var isDeterministic: Bool { false }
+
   /// Runs `work` as soon as the work already queued has run.
   public func execute(_ work: @escaping @Sendable () -> Void) {
     schedule(after: .zero, work)

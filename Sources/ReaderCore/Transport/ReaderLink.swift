@@ -34,11 +34,11 @@ public protocol ReaderLink: AnyObject, Sendable {
   /// Asks a connected reader to reboot; answered by `rebootResponse`, then (if accepted) the radio's
   /// `didDisconnect(reason: .rebootRequested)`.
   func reboot(serialNumber: String)
-  /// Sends a software update to a connected reader: its verified image (nil for an update without
-  /// one, such as a test update), and a `fault` a simulated reader is asked to show (a real backend
-  /// ignores it). Answered by `updateProgress` events and one `updateFinished`; if the link drops
-  /// first, the reader keeps its previous version and no `updateFinished` follows.
-  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+  /// Sends a software update to a connected reader with its verified image (nil for an update
+  /// without one, such as a test update). Answered by `updateProgress` events and one
+  /// `updateFinished`; if the link drops first, the reader keeps its previous version and no
+  /// `updateFinished` follows.
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?)
   /// Asks a reader to stop installing; answered by `updateFinished` (with an error once it stopped,
   /// or success when it had already finished).
   func cancelUpdate(serialNumber: String)

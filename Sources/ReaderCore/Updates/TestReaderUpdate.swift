@@ -4,9 +4,9 @@
   import Foundation
 #endif
 
-/// Something a simulated reader is asked to do wrong while installing an update (test updates).
-/// A real reader backend ignores it.
-public enum UpdateFault: Sendable, Hashable {
+/// How a test update fails. The terminal plays it (`UpdateInstallStateMachine`), as Stripe's SDK plays
+/// test updates on simulated and physical readers alike: no reader is ever asked to misbehave.
+package enum UpdateFault: Sendable, Hashable {
   /// Refuse the install: the battery is too low (`readerSoftwareUpdateFailedBatteryLow`).
   case lowBattery
   /// Fail with a reader error once progress reaches `atProgress`.

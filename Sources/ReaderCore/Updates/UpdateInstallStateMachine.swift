@@ -12,6 +12,11 @@
 /// below 1 until the reader confirms, ends at exactly 1 on success and is reported at most once per
 /// `progressInterval`; `finished` comes last and once. A reader that drops the link mid-install keeps
 /// its old version: the reader installs nothing it has not fully received and confirmed.
+///
+/// A test update's scripted failure (`UpdateFault`) is played here, as Stripe's SDK plays test
+/// updates on any reader: the reader is never asked to misbehave. A low battery refuses the install
+/// before it is sent; a reader error stops the reader once it reports `atProgress`; a dropped link
+/// lets go of the link once it does (`dropLink`), as if the reader had dropped it.
 package struct UpdateInstallStateMachine {
   package enum Timer: Hashable, Sendable {
     /// The next progress report.
@@ -31,9 +36,15 @@ package struct UpdateInstallStateMachine {
     case fetchImage(FirmwareImage)
     /// Send the update (with its verified image, if it has one) to the reader; answered by
     /// `readerProgress` and `readerFinished`.
-    case install(ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?)
+    case install(ReaderSoftwareUpdate, image: Data?)
     /// Ask the reader to stop; answered by `readerFinished`.
     case cancelInstall
+    /// The reader never confirmed the cancel: the install is given up (`finished` follows), and a
+    /// late success from the reader is to be believed.
+    case cancelUnconfirmed
+    /// A test update drops the link here: let go of it as if the reader had (`finished` follows,
+    /// interrupted).
+    case dropLink
     case arm(Timer, after: Duration)
     case disarm(Timer)
     /// The install is over: `nil` is success. Always the last action, exactly once.
@@ -80,12 +91,16 @@ package struct UpdateInstallStateMachine {
 
   package let update: ReaderSoftwareUpdate
   private let fault: UpdateFault?
+  /// The reader's battery level, for the error of a test update refused for a low battery.
+  private let batteryLevel: Double?
   private var state = State.idle
 
-  /// An install of `update`; `fault` asks a simulated reader to misbehave (test updates only).
-  package init(update: ReaderSoftwareUpdate, fault: UpdateFault? = nil) {
+  /// An install of `update`; `fault` is the failure a test update plays, on a reader whose battery
+  /// reads `batteryLevel`.
+  package init(update: ReaderSoftwareUpdate, fault: UpdateFault? = nil, batteryLevel: Double? = nil) {
     self.update = update
     self.fault = fault
+    self.batteryLevel = batteryLevel
   }
 
   /// Whether the app can cancel it (Stripe's rule: not an incremental-only update).
@@ -133,6 +148,8 @@ package struct UpdateInstallStateMachine {
   package mutating func readerProgress(_ progress: Double, now: Duration) -> [Action] {
     let value = progress.isNaN ? 0 : min(max(progress, 0), 1)
     switch state {
+    case .installing where playsFailure(at: value):
+      return playFailure(at: value)
     case .installing(var current):
       current.latest = max(current.latest, value)
       current.heardAt = now
@@ -179,13 +196,15 @@ package struct UpdateInstallStateMachine {
     switch state {
     case .fetching, .installing, .canceling:
       return finish(
-        interruption(
-          "the reader was lost while installing the update (out of range, switched off or out of battery); it keeps its previous version"
-        ))
+        interruption(Self.lostLink))
     case .idle, .finished:
       return []
     }
   }
+
+  /// Why an install ends when the link to its reader goes.
+  private static let lostLink =
+    "the reader was lost while installing the update (out of range, switched off or out of battery); it keeps its previous version"
 
   private func interruption(_ message: String) -> ReaderError {
     ReaderError(.readerSoftwareUpdateFailedInterrupted, message, context: ["version": update.deviceSoftwareVersion])
@@ -226,7 +245,7 @@ package struct UpdateInstallStateMachine {
     case (.cancelReply, .canceling):
       var unconfirmed = ReaderError.canceled("installUpdate")
       unconfirmed.context["confirmed"] = "false"
-      return finish(unconfirmed)
+      return [.cancelUnconfirmed] + finish(unconfirmed)
     case (.stall, .installing(let current)), (.stall, .canceling(let current)):
       let silent = now - current.heardAt
       guard silent >= Self.stallTimeout else { return [.arm(.stall, after: Self.stallTimeout - silent)] }
@@ -240,8 +259,35 @@ package struct UpdateInstallStateMachine {
   }
 
   private mutating func beginInstall(image: Data?, now: Duration) -> [Action] {
+    if fault == .lowBattery {
+      let level = batteryLevel.map { "\(Int(($0 * 100).rounded())) %" } ?? "unknown"
+      return finish(
+        ReaderError(
+          .readerSoftwareUpdateFailedBatteryLow, "the reader's battery is too low to install the update; charge it",
+          context: ["batteryLevel": level]))
+    }
     state = .installing(Progress(reportedAt: now, heardAt: now))
-    return [.install(update, image: image, fault: fault), .arm(.stall, after: Self.stallTimeout)]
+    return [.install(update, image: image), .arm(.stall, after: Self.stallTimeout)]
+  }
+
+  /// Whether the test update's scripted failure happens once the reader reports `progress`.
+  private func playsFailure(at progress: Double) -> Bool {
+    switch fault {
+    case .fail(let at), .dropLink(let at): progress >= at
+    case .lowBattery, nil: false
+    }
+  }
+
+  /// Plays the test update's failure at `progress`: the reader is stopped, or the link let go of.
+  private mutating func playFailure(at progress: Double) -> [Action] {
+    guard case .fail = fault else {
+      return [.dropLink] + finish(interruption(Self.lostLink))
+    }
+    return [.cancelInstall]
+      + finish(
+        ReaderError(
+          .readerSoftwareUpdateFailedReaderError, "the reader could not install the update",
+          context: ["progress": "\(Int((progress * 100).rounded())) %"]))
   }
 
   private mutating func finish(_ error: ReaderError?) -> [Action] {

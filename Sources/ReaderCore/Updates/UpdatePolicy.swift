@@ -34,15 +34,18 @@ public struct UpdatePolicy: Sendable, Hashable {
   /// How recently the reader must have run the latest software for the grace rule: 30 days.
   public static let graceWindow = Duration.seconds(30 * 86_400)
 
-  /// The SDK version the rules are applied for (ReaderKit's own, unless a test pins another).
-  public var sdkVersion: SoftwareVersion
+  /// The ReaderKit version whose versioned rules apply: this build's (`readerKitVersion`).
+  package let sdkVersion: SoftwareVersion
   /// The window of the grace rule.
   public var graceWindow: Duration
 
-  /// The policy of this ReaderKit version.
-  public init(
-    sdkVersion: SoftwareVersion = UpdatePolicy.readerKitVersion, graceWindow: Duration = UpdatePolicy.graceWindow
-  ) {
+  /// The policy of this ReaderKit version, with a grace window of `graceWindow`.
+  public init(graceWindow: Duration = UpdatePolicy.graceWindow) {
+    self.init(sdkVersion: Self.readerKitVersion, graceWindow: graceWindow)
+  }
+
+  /// The policy of ReaderKit `sdkVersion`: how the versioned rules read at a version boundary.
+  package init(sdkVersion: SoftwareVersion, graceWindow: Duration = UpdatePolicy.graceWindow) {
     self.sdkVersion = sdkVersion
     self.graceWindow = graceWindow
   }

@@ -43,7 +43,8 @@ public final class Terminal: Sendable {
   ///   - tuning: discovery timings.
   ///   - seed: the seed of the terminal's own randomness (reconnect jitter).
   ///   - delegateExecutor: where delegates and completions run; by default `.scheduler` on a
-  ///     `VirtualClock` (deterministic) and `.mainActor` on any other scheduler.
+  ///     deterministic scheduler (`Scheduler.isDeterministic`, a `VirtualClock`) and `.mainActor` on
+  ///     any other. Dates (an update's `requiredAt`) come from `Scheduler.epoch`.
   ///   - updateCatalog: where reader software updates come from (`ManifestUpdateCatalog`,
   ///     `HTTPUpdateCatalog`, `InMemoryUpdateCatalog`); without one, only a connection's test update
   ///     (`setTestReaderUpdate`) is ever installed.
@@ -71,11 +72,11 @@ public final class Terminal: Sendable {
   ) {
     let updates = TerminalStateMachine.UpdateSettings(
       hasCatalog: updateCatalog != nil, policy: updatePolicy, checkInterval: updateCheckInterval,
-      epoch: Terminal.epoch(of: scheduler))
+      epoch: scheduler.epoch)
     self.init(
       central: central, readerLink: readerLink, scheduler: scheduler, store: store, updateCatalog: updateCatalog,
-      delegateExecutor: delegateExecutor ?? (scheduler is VirtualClock ? .scheduler : .mainActor),
-      machine: TerminalStateMachine(tuning: tuning, seed: seed, updates: updates))
+      delegateExecutor: delegateExecutor ?? (scheduler.isDeterministic ? .scheduler : .mainActor),
+      machine: TerminalStateMachine(tuning: tuning, seed: seed, updates: updates, radioOn: central.isPoweredOn))
   }
 
   init(
@@ -114,7 +115,8 @@ public final class Terminal: Sendable {
     for reader in SimulatedFleet.readers(count: 3, seed: 1) { world.add(reader) }
     let terminal = Terminal(
       central: world, readerLink: world, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
-      machine: TerminalStateMachine(seed: UInt64.random(in: 0...UInt64.max), realReadersSupported: false),
+      machine: TerminalStateMachine(
+        seed: UInt64.random(in: 0...UInt64.max), realReadersSupported: false, radioOn: world.isPoweredOn),
       simulatedReaderUpdate: .available)
     sharedDriver.withLock { $0 = RealTimeDriver(clock: clock) }
     sharedDriver.withLock { $0?.start() }
@@ -126,14 +128,7 @@ public final class Terminal: Sendable {
   /// The date a simulation on a `VirtualClock` starts at (2026-01-01 00:00 UTC), so dates in a seeded
   /// run — an update's `requiredAt`, the grace window — replay exactly. Build catalog releases for a
   /// simulation relative to it.
-  public static let simulationEpoch = Date(timeIntervalSince1970: 1_767_225_600)
-
-  /// The date at `scheduler`'s time zero: the simulation's epoch on a `VirtualClock`, the real date
-  /// minus the time already elapsed otherwise.
-  static func epoch(of scheduler: any Scheduler) -> Date {
-    scheduler is VirtualClock
-      ? simulationEpoch : Date().addingTimeInterval(-scheduler.elapsed.inSeconds)
-  }
+  public static let simulationEpoch = VirtualClock.simulationEpoch
 
   /// The persistent store a terminal uses unless given one: `UserDefaultsReaderStore()` (the
   /// app's standard defaults) on Apple platforms, elsewhere a `FileReaderStore` at
@@ -187,12 +182,13 @@ public final class Terminal: Sendable {
   /// logs that must be deterministic; returns a token for `removeEventObserver(_:)`.
   @discardableResult
   public func addEventObserver(_ observer: @escaping @Sendable (TerminalEvent) -> Void) -> UInt64 {
-    engine.addObserver(observer)
+    guard let token = engine.observers.add(observer) else { preconditionFailure("a terminal's events never end") }
+    return token
   }
 
   /// Stops calling an observer.
   public func removeEventObserver(_ token: UInt64) {
-    engine.removeObserver(token)
+    engine.observers.remove(token)
   }
 
   /// An ordered stream of every event from now on; ends when the consumer stops iterating.
@@ -200,8 +196,8 @@ public final class Terminal: Sendable {
     -> AsyncStream<TerminalEvent>
   {
     let (stream, continuation) = AsyncStream.makeStream(of: TerminalEvent.self, bufferingPolicy: bufferingPolicy)
-    let token = engine.addObserver { continuation.yield($0) }
-    continuation.onTermination = { [engine] _ in engine.removeObserver(token) }
+    let token = addEventObserver { continuation.yield($0) }
+    continuation.onTermination = { [engine] _ in engine.observers.remove(token) }
     return stream
   }
 

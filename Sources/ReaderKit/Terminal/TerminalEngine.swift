@@ -36,9 +36,7 @@ final class TerminalEngine: @unchecked Sendable {
   let catalog: (any UpdateCatalog)?
   let executor: DelegateExecutor
   let snapshot = Mutex(Snapshot())
-  /// The observers in the order they were added (ids only grow, so appending keeps the order).
-  private let observers = Mutex<(next: UInt64, all: [(id: UInt64, observer: @Sendable (TerminalEvent) -> Void)])>(
-    (0, []))
+  let observers = ObserverRegistry<TerminalEvent>()
   weak var terminal: Terminal?
 
   private var machine: TerminalStateMachine
@@ -61,20 +59,6 @@ final class TerminalEngine: @unchecked Sendable {
     self.machine = machine
   }
 
-  // MARK: Observers (any thread)
-
-  func addObserver(_ observer: @escaping @Sendable (TerminalEvent) -> Void) -> UInt64 {
-    observers.withLock { observers in
-      defer { observers.next += 1 }
-      observers.all.append((observers.next, observer))
-      return observers.next
-    }
-  }
-
-  func removeObserver(_ id: UInt64) {
-    observers.withLock { $0.all.removeAll { $0.id == id } }
-  }
-
   // MARK: Inputs (on the scheduler)
 
   func submit(_ id: JobID, _ command: TerminalStateMachine.Command, _ callbacks: Callbacks, cancelable: Cancelable) {
@@ -84,15 +68,14 @@ final class TerminalEngine: @unchecked Sendable {
 
   func feed(_ input: TerminalStateMachine.Input) {
     assert(scheduler.isCurrent, "the terminal engine runs on its scheduler only")
-    for action in machine.handle(input, now: scheduler.elapsed, radioOn: central.isPoweredOn) { perform(action) }
+    for action in machine.handle(input, now: scheduler.elapsed) { perform(action) }
   }
 
   /// Feeds a radio event; an advertisement takes the machine's short path.
   func feed(_ event: BluetoothEvent) {
     guard case .advertisement(let advertisement) = event else { return feed(.bluetooth(event)) }
     assert(scheduler.isCurrent, "the terminal engine runs on its scheduler only")
-    // An advertisement is heard only with the radio on: no need to ask the radio.
-    for action in machine.advertisement(advertisement, now: scheduler.elapsed, radioOn: true) { perform(action) }
+    for action in machine.advertisement(advertisement, now: scheduler.elapsed) { perform(action) }
   }
 
   /// The timers armed right now (for tests: none may outlive the work they time).
@@ -136,8 +119,8 @@ final class TerminalEngine: @unchecked Sendable {
       scheduler.performBlocking({ [catalog] in
         Result { () throws(ReaderError) in try Self.catalog(catalog).firmwareImage(for: image) }
       }) { [self] result in feed(.imageFetched(request: request, result)) }
-    case .installUpdate(let serial, let update, let image, let fault):
-      readerLink.installUpdate(serialNumber: serial, update: update, image: image, fault: fault)
+    case .installUpdate(let serial, let update, let image):
+      readerLink.installUpdate(serialNumber: serial, update: update, image: image)
     case .cancelUpdate(let serial):
       readerLink.cancelUpdate(serialNumber: serial)
     case .openInstallHandle(let handle):
@@ -178,7 +161,7 @@ final class TerminalEngine: @unchecked Sendable {
           case .success(nil): preconditionFailure("a connect succeeds with its reader")
           }
         }
-        entry.cancelable?.finish(canceled: result.failure?.code == .canceled)
+        entry.cancelable?.finish(canceled: TerminalStateMachine.wasCanceled(result))
       }
     }
   }
@@ -204,12 +187,15 @@ final class TerminalEngine: @unchecked Sendable {
       executor { delegate.terminal(terminal, didUpdateDiscoveredReaders: readers) }
     case .readerDelegate:
       guard let delegate = readerDelegate else { return }
-      let cancelable = reconnection?.cancelable
+      let reconnecting = reconnection?.cancelable
       let installing = installation?.cancelable
+      if case .didStartReconnect = kind, reconnecting == nil {
+        preconditionFailure("the machine opens a reconnection's handle before it reports it")
+      }
       executor {
         switch kind {
         case .didStartReconnect(let reader, let reason):
-          if let cancelable { delegate.reader(reader, didStartReconnect: cancelable, disconnectReason: reason) }
+          if let reconnecting { delegate.reader(reader, didStartReconnect: reconnecting, disconnectReason: reason) }
         case .readerDidSucceedReconnect(let reader): delegate.readerDidSucceedReconnect(reader)
         case .readerDidFailReconnect(let reader, _): delegate.readerDidFailReconnect(reader)
         case .didDisconnect(let reader, let reason): delegate.reader(reader, didDisconnect: reason)
@@ -223,9 +209,10 @@ final class TerminalEngine: @unchecked Sendable {
         case .didFinishInstallingUpdate(let reader, let update, let error):
           delegate.reader(reader, didFinishInstallingUpdate: update, error: error)
         case .didReportBatteryLevel(let reader):
-          delegate.reader(
-            reader, didReportBatteryLevel: Float(reader.batteryLevel ?? 0), status: reader.batteryStatus,
-            isCharging: reader.isCharging ?? false)
+          guard let level = reader.batteryLevel, let charging = reader.isCharging else {
+            preconditionFailure("a battery report carries the reading it reports")
+          }
+          delegate.reader(reader, didReportBatteryLevel: Float(level), status: reader.batteryStatus, isCharging: charging)
         default:
           preconditionFailure("\(kind) is not a MobileReaderDelegate call")
         }
@@ -240,8 +227,6 @@ final class TerminalEngine: @unchecked Sendable {
   }
 
   private func publish(_ kind: TerminalEvent.Kind) {
-    let event = TerminalEvent(time: scheduler.elapsed, kind: kind)
-    let current = observers.withLock { $0.all }
-    for (_, observer) in current { observer(event) }
+    observers.notify(TerminalEvent(time: scheduler.elapsed, kind: kind))
   }
 }
