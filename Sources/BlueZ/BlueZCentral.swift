@@ -167,6 +167,9 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
       case .emit(let event):
         let handler = core.withLock { $0.handler }
         if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }
+      case .emitLink(let event):
+        let handler = core.withLock { $0.linkHandler }
+        if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }
       case .call(let id, let call):
         send(id, call)
       case .arm(let timer, let delay):

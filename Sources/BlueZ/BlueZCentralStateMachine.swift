@@ -57,6 +57,8 @@ package struct BlueZCentralStateMachine {
   package enum Action: Equatable, Sendable {
     case call(UInt64, BlueZCall)
     case emit(BluetoothEvent)
+    /// A reader's report over its link (battery notifications).
+    case emitLink(ReaderLinkEvent)
     case arm(Timer, after: Duration)
     case disarm(Timer)
     /// Open the bus connection; answered by `busOpened` or `busFailed`.
@@ -77,11 +79,13 @@ package struct BlueZCentralStateMachine {
     case stopping(UInt64)
   }
 
-  private enum Link: Equatable {
+  enum Link: Equatable {
     /// Waiting to see a reader the tree does not hold, scanning for it.
     case locating
     /// `Connect` was called (`call` is its id until it returned); `wasUp` once `Connected` was true.
     case connecting(path: String, call: UInt64?, wasUp: Bool)
+    /// The link is up and its services resolved; the reader's details are being read.
+    case reading(path: String)
     case connected(path: String)
     /// `Disconnect` was called because the terminal asked.
     case disconnecting(path: String)
@@ -89,24 +93,38 @@ package struct BlueZCentralStateMachine {
     var path: String? {
       switch self {
       case .locating: nil
-      case .connecting(let path, _, _), .connected(let path), .disconnecting(let path): path
+      case .connecting(let path, _, _), .reading(let path), .connected(let path), .disconnecting(let path): path
+      }
+    }
+
+    /// Whether the link is on its way up (connecting or reading details).
+    var isOpening: Bool {
+      switch self {
+      case .connecting, .reading: true
+      case .locating, .connected, .disconnecting: false
       }
     }
   }
 
   package let configuration: BlueZConfiguration
-  private var tree = BlueZObjectTree()
+  var tree = BlueZObjectTree()
   private var service = Service.noBus
   private var discovery = Discovery.idle
   private var scanWanted = false
   private var refreshArmed = false
-  private var links: [String: Link] = [:]
-  private var serialByPath: [String: String] = [:]
-  private var pathBySerial: [String: String] = [:]
+  var links: [String: Link] = [:]
+  var serialByPath: [String: String] = [:]
+  var pathBySerial: [String: String] = [:]
   private var lastSeen: [String: Duration] = [:]
   private var reasons: [String: String] = [:]
   private var rebootExpected: Set<String> = []
-  private var pending: [UInt64: BlueZCall] = [:]
+  /// Details being read, by serial number, and the reads in flight.
+  var readings: [String: Reading] = [:]
+  /// The battery level characteristic notifying for each connected reader, by characteristic path.
+  var batteryNotifiers: [String: String] = [:]
+  /// Models learned from the Device Information Service, by serial number.
+  var learnedModels: [String: DeviceType] = [:]
+  var pending: [UInt64: BlueZCall] = [:]
   private var nextCall: UInt64 = 1
   private(set) package var isRadioOn = false
 
@@ -154,6 +172,7 @@ package struct BlueZCentralStateMachine {
     case .connect(let serial):
       actions += connect(serial)
     case .cancelConnect(let serial):
+      forgetDetails(of: serial)
       if let path = links.removeValue(forKey: serial)?.path {
         actions += [.disarm(.connect(serial)), call(.disconnect(device: path))]
       }
@@ -167,6 +186,8 @@ package struct BlueZCentralStateMachine {
 
   private mutating func load(_ objects: BlueZObjects) {
     tree.replace(with: objects)
+    readings = [:]
+    batteryNotifiers = [:]
     pending = [:]
     discovery = .idle
     lastSeen = [:]
@@ -208,6 +229,7 @@ package struct BlueZCentralStateMachine {
       {
         discovery = .idle  // Discovery stopped under us (an adapter reset): `settle` starts it again if wanted.
       }
+      if interface == BlueZObjectTree.characteristic { return characteristicChanged(path, changed) }
       guard interface == BlueZObjectTree.device else { return [] }
       if changed["Name"] != nil || changed["Alias"] != nil { name(path) }
       return deviceChanged(path, changed, now: now)
@@ -243,6 +265,7 @@ package struct BlueZCentralStateMachine {
       }
       actions += completeIfReady(serial)
     case .connected(let linkPath)? where linkPath == path && !facts.connected,
+      .reading(let linkPath)? where linkPath == path && !facts.connected,
       .disconnecting(let linkPath)? where linkPath == path && !facts.connected:
       actions += linkLost(serial, path: path)
     default:
@@ -300,7 +323,9 @@ package struct BlueZCentralStateMachine {
       // The reader was gone already (`NotConnected`): the link is down all the same.
       links[serial] = nil
       return [.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested))]
-    case .setDiscoveryFilter, .readValue, .startNotify:
+    case .readValue:
+      return detailRead(id, result)
+    case .setDiscoveryFilter, .startNotify:
       return []
     }
   }
@@ -312,8 +337,9 @@ package struct BlueZCentralStateMachine {
     case .discoveryRetry:
       return []  // `settle` starts discovery again if it is still wanted.
     case .connect(let serial):
-      guard case .connecting(let path, _, _)? = links[serial] else { return [] }
+      guard let link = links[serial], link.isOpening, let path = link.path else { return [] }
       links[serial] = nil
+      forgetDetails(of: serial)
       let error = ReaderError(
         .bluetoothConnectTimedOut, "the reader did not finish connecting in time",
         context: ["serialNumber": serial, "timeout": "\(configuration.connectTimeout)"])
@@ -361,6 +387,7 @@ package struct BlueZCentralStateMachine {
 
   private mutating func disconnect(_ serial: String) -> [Action] {
     guard case .connected(let path)? = links[serial] else {
+      forgetDetails(of: serial)
       if let path = links.removeValue(forKey: serial)?.path {
         return [.disarm(.connect(serial)), call(.disconnect(device: path))]
           + [.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested))]
@@ -379,22 +406,22 @@ package struct BlueZCentralStateMachine {
     else { return [] }
     let facts = BlueZDeviceFacts(properties)
     guard facts.connected && facts.servicesResolved else { return [] }
-    links[serial] = .connected(path: path)
     rebootExpected.remove(serial)
-    return [.disarm(.connect(serial)), .emit(.didConnect(serialNumber: serial, info: ReaderInfo()))]
+    return startReadingDetails(serial, path: path)
   }
 
   /// The link to `serial` on `path` ended (its device disconnected or disappeared).
   private mutating func linkLost(_ serial: String, path: String) -> [Action] {
     guard let link = links[serial], link.path == path else { return [] }
     links[serial] = nil
+    forgetDetails(of: serial)
     let reason = Self.disconnectReason(
       reasons.removeValue(forKey: path), requested: link == .disconnecting(path: path),
       rebootExpected: rebootExpected.remove(serial) != nil, radioGoingOff: adapterFacts.map(\.isGoingOff) ?? true)
     switch link {
     case .connected, .disconnecting:
       return [.emit(.didDisconnect(serialNumber: serial, reason: reason))]
-    case .connecting, .locating:
+    case .connecting, .reading, .locating:
       let error = ReaderError(
         .connectionFailed, "the link dropped while connecting",
         context: ["serialNumber": serial, "reason": "\(reason)"])
@@ -426,7 +453,7 @@ package struct BlueZCentralStateMachine {
     }
     let needed =
       radio && (scanWanted || links.values.contains(.locating))
-      && !links.values.contains { if case .connecting = $0 { true } else { false } }
+      && !links.values.contains(where: \.isOpening)
     switch (discovery, needed, adapterPath) {
     case (.idle, true, let adapter?):
       let filter = call(.setDiscoveryFilter(adapter: adapter, uuids: configuration.serviceUUIDs))
@@ -456,12 +483,13 @@ package struct BlueZCentralStateMachine {
     for serial in links.keys.sorted() {
       guard let link = links.removeValue(forKey: serial) else { continue }
       rebootExpected.remove(serial)
+      forgetDetails(of: serial)
       switch link {
       case .connected:
         actions.append(.emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled)))
       case .disconnecting:
         actions.append(.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested)))
-      case .connecting, .locating:
+      case .connecting, .reading, .locating:
         let error = ReaderError(.bluetoothDisabled, "Bluetooth was turned off", context: ["serialNumber": serial])
         actions += [.disarm(.connect(serial)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
       }
@@ -473,7 +501,7 @@ package struct BlueZCentralStateMachine {
 
   // MARK: Helpers
 
-  private mutating func call(_ call: BlueZCall) -> Action {
+  mutating func call(_ call: BlueZCall) -> Action {
     let id = nextCall
     nextCall += 1
     pending[id] = call
@@ -498,7 +526,7 @@ package struct BlueZCentralStateMachine {
   private func advertisement(_ serial: String, _ facts: BlueZDeviceFacts) -> Advertisement? {
     guard let rssi = facts.rssi else { return nil }
     return Advertisement(
-      serialNumber: serial, deviceType: configuration.deviceType(forSerialNumber: serial), signalStrength: rssi,
+      serialNumber: serial, deviceType: deviceType(of: serial), signalStrength: rssi,
       info: ReaderInfo())
   }
 }

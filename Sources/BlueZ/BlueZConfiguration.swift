@@ -13,10 +13,11 @@ public struct BlueZConfiguration: Sendable, Hashable {
   /// Serial numbers by Bluetooth address, for readers whose advertised name is not their serial number.
   /// Without an entry a reader's serial number is its `Name`, else its `Alias`, else its address.
   public var serialNumbers: [String: String]
-  /// The model of a reader, by serial number; without an entry the model follows the serial number's
-  /// prefix (`CHB20…`, `STRM2…`, `WPC32…`), else `defaultDeviceType`.
+  /// The model of a reader, by serial number; without an entry the model is the one its Device
+  /// Information Service reported when it was last connected, else the one its serial number's prefix
+  /// names (`CHB20…`, `STRM2…`, `WPC32…`), else `defaultDeviceType`.
   public var deviceTypes: [String: DeviceType]
-  /// The model of a reader nothing else names.
+  /// The model of a reader nothing else names: by default `other("unknown")`.
   public var defaultDeviceType: DeviceType
   /// How long a connect may take, from `Connect()` to `ServicesResolved` and the reader's details.
   public var connectTimeout: Duration
@@ -34,7 +35,7 @@ public struct BlueZConfiguration: Sendable, Hashable {
   public init(
     adapterName: String? = nil, serviceUUIDs: [String] = [BlueZConfiguration.smpServiceUUID],
     serialNumbers: [String: String] = [:], deviceTypes: [String: DeviceType] = [:],
-    defaultDeviceType: DeviceType = .stripeM2, connectTimeout: Duration = .seconds(10),
+    defaultDeviceType: DeviceType = .other("unknown"), connectTimeout: Duration = .seconds(10),
     vanishAfter: Duration = .seconds(5), refreshInterval: Duration = .seconds(1), callTimeout: Duration = .seconds(25),
     busRetryInterval: Duration = .seconds(2)
   ) {

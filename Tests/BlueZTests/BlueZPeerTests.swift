@@ -180,6 +180,42 @@ struct BlueZPeerTests {
     }
   }
 
+  @Test func detailsComeFromDeviceInformationAndBatteryServicesAndTheModelIsLearned() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(
+      address: Self.first, name: "R-0001",
+      options: ["model": .string("ACME-R1"), "firmware": .string("1.4.2"), "battery": .byte(80)])
+    let discovered = try await run.connect("R-0001")
+    #expect(discovered.deviceType == .other("unknown"))
+    let reader = try #require(run.terminal.connectedReader)
+    #expect(reader.deviceSoftwareVersion == "1.4.2")
+    #expect(reader.batteryLevel == 0.8)
+    #expect(reader.deviceType == .other("unknown"))
+    // Battery notifications reach the app, and a low level its warning.
+    try peer.call("SetBattery", [.objectPath(device), .byte(4)])
+    try await run.wait(for: "readerDidReportLowBatteryWarning") {
+      if case .readerDidReportLowBatteryWarning = $0 { true } else { false }
+    }
+    #expect(run.terminal.connectedReader?.batteryLevel == 0.04)
+    // Once connected, the reader is known by the model its DIS reported.
+    run.terminal.disconnectReader { _ in }
+    try await run.wait(for: "didDisconnect", Self.isDisconnect(.disconnectRequested))
+    let again = try #require(try await run.discover(["R-0001"]).first)
+    #expect(again.deviceType == .other("ACME-R1"))
+  }
+
+  @Test func aReaderWithoutDeviceInformationOrBatteryConnectsWithItsDetailsUnknown() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001", options: ["gatt": .boolean(false)])
+    _ = try await run.connect("STRM2-0001")
+    let reader = try #require(run.terminal.connectedReader)
+    #expect(reader.deviceSoftwareVersion == nil && reader.batteryLevel == nil)
+  }
+
   @Test func openingSaysWhichPartIsMissing() async throws {
     let scheduler = LiveScheduler()
     let noBus = try #require(throws: ReaderError.self) {

@@ -189,9 +189,11 @@ final class TerminalEngine: @unchecked Sendable {
     case .stream:
       return
     case .discoveryDelegate(let id):
+      // The app let go of its terminal while a discovery ran: the delegate method takes the terminal,
+      // so there is nothing to call (the engine runs on while the scheduler holds its timers).
+      guard let terminal else { return }
       guard case .discover(let delegate, _) = entries[id]?.callbacks,
-        case .didUpdateDiscoveredReaders(let readers) = kind,
-        let terminal
+        case .didUpdateDiscoveredReaders(let readers) = kind
       else { preconditionFailure("a discovery update goes to the discovery delegate of a running discovery") }
       executor { delegate.terminal(terminal, didUpdateDiscoveredReaders: readers) }
     case .readerDelegate:

@@ -36,9 +36,10 @@ final class TerminalRun: Sendable {
   /// satisfies `predicate`, within `timeout`, and returns it.
   @discardableResult
   func wait(
-    for what: String, timeout: Duration = .seconds(8), _ predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool
+    for what: String, after mark: Int = 0, timeout: Duration = .seconds(8),
+    _ predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool
   ) async throws -> TerminalEvent.Kind {
-    guard let event = await log.first(where: predicate, timeout: timeout, scheduler: scheduler) else {
+    guard let event = await log.first(where: predicate, after: mark, timeout: timeout, scheduler: scheduler) else {
       let names = events.map { "\($0)".prefix(60) }.joined(separator: "; ")
       throw BlueZPeer.Failure(description: "no \(what) within \(timeout); events: \(names)")
     }
@@ -48,8 +49,9 @@ final class TerminalRun: Sendable {
   /// Discovers until `serials` are all listed, and returns them.
   func discover(_ serials: Set<String>) async throws -> [Reader] {
     let configuration = try BluetoothScanDiscoveryConfiguration.Builder().build()
+    let mark = events.count
     terminal.discoverReaders(configuration, delegate: Delegate()) { _ in }
-    let event = try await wait(for: "readers \(serials.sorted())") { event in
+    let event = try await wait(for: "readers \(serials.sorted())", after: mark) { event in
       guard case .didUpdateDiscoveredReaders(let readers) = event else { return false }
       return Set(readers.map(\.serialNumber)).isSuperset(of: serials)
     }
@@ -62,8 +64,9 @@ final class TerminalRun: Sendable {
     let reader = try #require(try await discover([serial]).first { $0.serialNumber == serial })
     let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1")
       .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).build()
+    let mark = events.count
     terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
-    try await wait(for: "didConnect") { if case .didConnect = $0 { true } else { false } }
+    try await wait(for: "didConnect", after: mark) { if case .didConnect = $0 { true } else { false } }
     return reader
   }
 
@@ -99,13 +102,15 @@ final class EventLog: Sendable {
 
   var events: [TerminalEvent.Kind] { state.withLock { $0.events } }
 
-  /// The first event so far or to come that satisfies `predicate`; nil after `timeout` on `scheduler`.
+  /// The first event from index `mark` on, logged or to come, that satisfies `predicate`; nil after
+  /// `timeout` on `scheduler`.
   func first(
-    where predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool, timeout: Duration, scheduler: any Scheduler
+    where predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool, after mark: Int, timeout: Duration,
+    scheduler: any Scheduler
   ) async -> TerminalEvent.Kind? {
     await withCheckedContinuation { continuation in
       let id = state.withLock { state -> UInt64? in
-        if let match = state.events.first(where: predicate) {
+        if let match = state.events.dropFirst(mark).first(where: predicate) {
           continuation.resume(returning: match)
           return nil
         }
