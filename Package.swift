@@ -25,6 +25,7 @@ let package = Package(
       name: "ReaderKit",
       dependencies: [
         "ReaderCore", "ReaderSimulator", .target(name: "CLibcrypto", condition: .when(platforms: [.linux])),
+        .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ], swiftSettings: strict),
     // The system's libcrypto, for SHA-256 on Linux (Apple platforms use CryptoKit).
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -63,7 +64,7 @@ let package = Package(
       name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator"], exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
-    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit"], swiftSettings: strict),
+    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit", "readerctl"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

@@ -51,7 +51,7 @@ enum ExitStatus {
     // A manifest or image file that is missing or unreadable is an input that is not there; a server
     // that cannot be reached is a service that is not.
     case .updateCatalogUnavailable: error.context["url"]?.hasPrefix("file:") == true ? noInput : unavailable
-    case .readerNotFound, .bluetoothDisabled, .unsupportedReader: unavailable
+    case .readerNotFound, .bluetoothDisabled, .unsupportedReader, .bluetoothUnsupported: unavailable
     case .bluetoothScanTimedOut, .bluetoothConnectTimedOut, .updateCatalogTimedOut: temporaryFailure
     // Charge the reader, or keep it in range, and the next try may work.
     case .readerSoftwareUpdateFailedBatteryLow, .readerSoftwareUpdateFailedInterrupted: temporaryFailure

@@ -41,6 +41,7 @@ enum ReaderCtl {
     do throws(UsageError) {
       switch command {
       case "demo": return try DemoCommand.run(rest, console: console)
+      case "discover" where options.contains("--bluez"): return try BlueZDiscoverCommand.run(rest, console: console)
       case "discover": return try DiscoverCommand.run(rest, console: console)
       case "connect": return try LinkCommands.connect(rest, console: console)
       case "reconnect": return try LinkCommands.reconnect(rest, console: console)

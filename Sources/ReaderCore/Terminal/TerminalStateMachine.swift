@@ -272,6 +272,12 @@ package struct TerminalStateMachine {
   /// The status as last published.
   package var status: ConnectionStatus { published.status }
 
+  /// Whether the readers a scan looks for now are simulated: the running discovery's, else those of the
+  /// reader a connect listens for (for a central that routes simulated and real readers apart).
+  package var scanningForSimulatedReaders: Bool {
+    discovery.isRunning ? discovery.simulated : (linkReader?.simulated ?? false)
+  }
+
   /// Handles one input at `now`; `radioOn` is the host radio's state now.
   package mutating func handle(_ input: Input, now: Duration, radioOn: Bool) -> [Action] {
     if case .bluetooth(.advertisement(let advertisement)) = input {
