@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "ReaderKit", targets: ["ReaderKit"]),
     .library(name: "ReaderSimulator", targets: ["ReaderSimulator"]),
     .library(name: "NFCKit", targets: ["NFCKit"]),
+    .library(name: "MCUmgr", targets: ["MCUmgr"]),
     .executable(name: "readerctl", targets: ["readerctl"]),
     .executable(name: "reader-bench", targets: ["reader-bench"]),
   ],
@@ -32,7 +33,10 @@ let package = Package(
     // A small D-Bus client in Swift: the wire format (pure, bounded, fuzzed) and a Unix-socket connection.
     .target(name: "DBus", swiftSettings: strict),
     // Real Bluetooth LE readers on Linux: BlueZ (bluetoothd) over the D-Bus system bus.
-    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus"], swiftSettings: strict),
+    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus", "MCUmgr"], swiftSettings: strict),
+    // MCUmgr's SMP (CBOR, frames, the client, MCUboot image updates) and the reader link over it; pure
+    // Swift over a small transport protocol that a Bluetooth backend implements.
+    .target(name: "MCUmgr", dependencies: ["ReaderCore"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions.
     .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
@@ -45,7 +49,7 @@ let package = Package(
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(
-      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "DBus", "BlueZ"],
+      name: "FuzzHarnesses", dependencies: ["ReaderKit", "ReaderCore", "NFCKit", "DBus", "BlueZ", "MCUmgr"],
       path: "Tests/FuzzHarnesses",
       swiftSettings: strict),
     .executableTarget(
@@ -66,6 +70,9 @@ let package = Package(
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
     .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit", "readerctl"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl"], swiftSettings: strict),
+    .testTarget(
+      name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],
+      swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import MCUmgr
 import NFCKit
 import ReaderCore
 import ReaderKit
@@ -21,6 +22,10 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
   /// `GetManagedObjects` reply; the same bytes as a signature.
   case dbusMessage
+  /// `CBORDecoder`, with an encode/decode round trip.
+  case cbor
+  /// `SMPReassembler` over notifications cut from the input, and the frames it puts together.
+  case smpFrames
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -30,6 +35,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
     case .manifest: Self.manifest(bytes)
     case .dbusMessage: Self.dbusMessage(bytes)
+    case .cbor: Self.cbor(bytes)
+    case .smpFrames: Self.smpFrames(bytes)
     }
   }
 
@@ -76,6 +83,36 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       fatalError("a decoded D-Bus message does not decode after re-encoding")
     }
     guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
+  }
+
+  private static func cbor(_ bytes: [UInt8]) {
+    guard let value = try? CBORDecoder().decode(bytes) else { return }
+    let encoded = CBOREncoder.encode(value)
+    guard let again = try? CBORDecoder().decode(encoded), again == value else {
+      fatalError("a decoded CBOR item does not decode the same after re-encoding: \(encoded)")
+    }
+    guard CBOREncoder.encode(again) == encoded else { fatalError("re-encoding is not stable") }
+  }
+
+  /// The first byte sets the notification size; the rest is the stream of notifications.
+  private static func smpFrames(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let size = 1 + Int(first % 64)
+    var reassembler = SMPReassembler(maximumBodyLength: 512)
+    for start in stride(from: 1, to: bytes.count, by: size) {
+      let (frames, _) = reassembler.append(Array(bytes[start..<min(start + size, bytes.count)]))
+      guard reassembler.pendingCount <= SMPHeader.size + 512 + size else { fatalError("the buffer outgrew its bound") }
+      for frame in frames {
+        guard frame.body.count == Int(frame.header.length) else { fatalError("a frame's body is not its length") }
+        guard (try? SMPHeader(decoding: frame.header.bytes)) == frame.header else {
+          fatalError("a header does not decode back the same")
+        }
+        guard frame.fragments(maximumWriteLength: size).flatMap({ $0 }) == frame.bytes else {
+          fatalError("fragments do not join back into the frame")
+        }
+        _ = try? CBORDecoder().decode(frame.body)
+      }
+    }
   }
 
   private static func manifest(_ bytes: [UInt8]) {
