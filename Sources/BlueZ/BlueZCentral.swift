@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import MCUmgr
 import ReaderCore
 import Synchronization
 
@@ -19,7 +20,7 @@ import Synchronization
 /// let central = try BlueZCentral.open(configuration: BlueZConfiguration(adapterName: "hci0"), scheduler: scheduler)
 /// let terminal = Terminal(central: central, readerLink: central, scheduler: scheduler)
 /// ```
-public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
+public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvider, Sendable {
   private struct Core {
     var machine: BlueZCentralStateMachine
     var handler: (@Sendable (BluetoothEvent) -> Void)?
@@ -29,6 +30,8 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
     var timers: [BlueZCentralStateMachine.Timer: ScheduledWork] = [:]
     /// The calls awaiting their reply, with their timeout once armed.
     var callTimeouts: [UInt64: ScheduledWork?] = [:]
+    /// Each reader's SMP transport, created when first asked for and kept.
+    var transports: [String: BlueZSMPTransport] = [:]
   }
 
   /// Where everything runs; the terminal must use the same scheduler.
@@ -114,6 +117,29 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
   public func cancelConnect(serialNumber: String) { command(.cancelConnect(serialNumber: serialNumber)) }
   public func disconnect(serialNumber: String) { command(.disconnect(serialNumber: serialNumber)) }
 
+  // MARK: SMP transports
+
+  public func smpTransport(forSerialNumber serialNumber: String) -> (any SMPTransport)? {
+    core.withLock { core in
+      if let transport = core.transports[serialNumber] { return transport }
+      let transport = BlueZSMPTransport(central: self, serialNumber: serialNumber)
+      core.transports[serialNumber] = transport
+      return transport
+    }
+  }
+
+  func smpMaximumWriteLength(_ serialNumber: String) -> Int? {
+    core.withLock { $0.machine.maximumWriteLength(of: serialNumber) }
+  }
+
+  func smpSend(_ serialNumber: String, _ bytes: [UInt8]) {
+    command(.smpSend(serialNumber: serialNumber, bytes: bytes))
+  }
+
+  func smpExpectLinkLoss(_ serialNumber: String, _ expectation: SMPLinkLossExpectation?) {
+    command(.expectLinkLoss(serialNumber: serialNumber, expectation))
+  }
+
   // MARK: ReaderLink (no command channel yet)
 
   public func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
@@ -167,6 +193,10 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
       case .emit(let event):
         let handler = core.withLock { $0.handler }
         if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }
+      case .emitSMP(let serial, let event):
+        // Never from inside a call the SMP link makes: always a work item of its own.
+        let transport = core.withLock { $0.transports[serial] }
+        scheduler.execute { transport?.deliver(event) }
       case .emitLink(let event):
         let handler = core.withLock { $0.linkHandler }
         if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }

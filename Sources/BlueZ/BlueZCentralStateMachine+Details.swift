@@ -15,11 +15,14 @@ extension BlueZCentralStateMachine {
     case firmwareRevision
     /// BAS Battery Level (0x2A19), a percentage.
     case batteryLevel
+    /// The SMP characteristic, whose notifications are switched on (`StartNotify`), not read.
+    case smp
 
     static let byUUID: [String: Detail] = [
       "00002a24-0000-1000-8000-00805f9b34fb": .model,
       "00002a26-0000-1000-8000-00805f9b34fb": .firmwareRevision,
       "00002a19-0000-1000-8000-00805f9b34fb": .batteryLevel,
+      BlueZCentralStateMachine.smpCharacteristicUUID: .smp,
     ]
   }
 
@@ -30,6 +33,8 @@ extension BlueZCentralStateMachine {
     var info = ReaderInfo()
     var model: String?
     var batteryNotifier: String?
+    /// The SMP characteristic and the longest write it takes, once its notifications are on.
+    var smp: (characteristic: String, maximumWriteLength: Int)?
   }
 
   /// The longest DIS string kept (an ATT value is at most 512 bytes; model names are short).
@@ -46,17 +51,16 @@ extension BlueZCentralStateMachine {
     var actions: [Action] = []
     for characteristic in tree.characteristics(of: path) {
       guard let detail = Detail.byUUID[characteristic.uuid] else { continue }
-      let read = call(.readValue(characteristic: characteristic.path))
+      let read = call(
+        detail == .smp
+          ? .startNotify(characteristic: characteristic.path) : .readValue(characteristic: characteristic.path))
       guard case .call(let id, _) = read else { continue }
       reading.reads[id] = (detail, characteristic.path)
       actions.append(read)
       let flags = tree.properties(characteristic.path, BlueZObjectTree.characteristic)?["Flags"]?.stringArray ?? []
       if detail == .batteryLevel && flags.contains("notify") { reading.batteryNotifier = characteristic.path }
     }
-    guard !actions.isEmpty else {
-      links[serial] = .connected(path: path)
-      return [.disarm(.connect(serial)), .emit(.didConnect(serialNumber: serial, info: ReaderInfo()))]
-    }
+    guard !actions.isEmpty else { return finishReading(serial, reading) }
     links[serial] = .reading(path: path)
     readings[serial] = reading
     return actions
@@ -65,19 +69,30 @@ extension BlueZCentralStateMachine {
   /// A detail's read answered (or failed: the detail stays unknown).
   mutating func detailRead(_ id: UInt64, _ result: Result<DBusMessage, DBusError>) -> [Action] {
     guard let serial = readings.first(where: { $0.value.reads[id] != nil })?.key,
-      var reading = readings.removeValue(forKey: serial), let (detail, _) = reading.reads.removeValue(forKey: id)
+      var reading = readings.removeValue(forKey: serial),
+      let (detail, characteristic) = reading.reads.removeValue(forKey: id)
     else { return [] }
-    if case .success(let reply) = result, let bytes = reply.body.first?.byteArray {
+    if detail == .smp, case .success = result {
+      let mtu = tree.properties(characteristic, BlueZObjectTree.characteristic)?["MTU"]?.int ?? 23
+      reading.smp = (characteristic, max(20, min(mtu, 517) - 3))
+    } else if case .success(let reply) = result, let bytes = reply.body.first?.byteArray {
       switch detail {
       case .model: reading.model = Self.text(bytes)
       case .firmwareRevision: reading.info.deviceSoftwareVersion = Self.text(bytes)
       case .batteryLevel: reading.info.batteryLevel = Self.batteryLevel(bytes)
+      case .smp: break
       }
     }
     guard reading.reads.isEmpty else {
       readings[serial] = reading
       return []
     }
+    return finishReading(serial, reading)
+  }
+
+  /// Every detail is in: the link is up. The SMP transport is ready first; the terminal hears
+  /// `didConnect` then, unless this was the reader's restart into a new image, which it never saw.
+  private mutating func finishReading(_ serial: String, _ reading: Reading) -> [Action] {
     links[serial] = .connected(path: reading.path)
     if let model = reading.model { learnedModels[serial] = DeviceType(modelName: model) }
     var actions: [Action] = [.disarm(.connect(serial))]
@@ -85,11 +100,21 @@ extension BlueZCentralStateMachine {
       batteryNotifiers[notifier] = serial
       actions.append(call(.startNotify(characteristic: notifier)))
     }
+    if let smp = reading.smp {
+      smpLinks[serial] = SMPLink(characteristic: smp.characteristic, maximumWriteLength: smp.maximumWriteLength)
+      actions.append(.emitSMP(serial, .ready(maximumWriteLength: smp.maximumWriteLength)))
+    }
+    if restarting.remove(serial) != nil { return actions }
     return actions + [.emit(.didConnect(serialNumber: serial, info: reading.info))]
   }
 
   /// A characteristic's value changed: a battery notification from a connected reader is reported.
   mutating func characteristicChanged(_ path: String, _ changed: BlueZProperties) -> [Action] {
+    if let serial = smpLinks.first(where: { $0.value.characteristic == path })?.key, case .connected? = links[serial],
+      let bytes = changed["Value"]?.byteArray
+    {
+      return [.emitSMP(serial, .received(bytes))]
+    }
     guard let serial = batteryNotifiers[path], case .connected? = links[serial],
       let bytes = changed["Value"]?.byteArray, let level = Self.batteryLevel(bytes)
     else { return [] }

@@ -1,4 +1,5 @@
 import DBus
+import MCUmgr
 import ReaderCore
 
 /// The BlueZ central's decisions, as a pure machine: `bluetoothd`'s objects and signals, the replies to
@@ -30,6 +31,8 @@ package struct BlueZCentralStateMachine {
     case discoveryRetry
     /// The bus is opened again.
     case busRetry
+    /// A reader restarting into a new image is connected again.
+    case restartRetry(String)
   }
 
   package enum Input: Sendable {
@@ -52,6 +55,10 @@ package struct BlueZCentralStateMachine {
     case disconnect(serialNumber: String)
     /// The reader was asked to reboot: its next `Remote` disconnect is `rebootRequested`.
     case expectReboot(serialNumber: String)
+    /// Write these bytes to the reader's SMP characteristic.
+    case smpSend(serialNumber: String, bytes: [UInt8])
+    /// How to read the reader's next link loss (`SMPTransport.expectLinkLoss`).
+    case expectLinkLoss(serialNumber: String, SMPLinkLossExpectation?)
   }
 
   package enum Action: Equatable, Sendable {
@@ -59,6 +66,8 @@ package struct BlueZCentralStateMachine {
     case emit(BluetoothEvent)
     /// A reader's report over its link (battery notifications).
     case emitLink(ReaderLinkEvent)
+    /// An event of a reader's SMP transport.
+    case emitSMP(String, SMPTransportEvent)
     case arm(Timer, after: Duration)
     case disarm(Timer)
     /// Open the bus connection; answered by `busOpened` or `busFailed`.
@@ -124,6 +133,14 @@ package struct BlueZCentralStateMachine {
   var batteryNotifiers: [String: String] = [:]
   /// Models learned from the Device Information Service, by serial number.
   var learnedModels: [String: DeviceType] = [:]
+  /// The SMP channels of connected readers, by serial number.
+  var smpLinks: [String: SMPLink] = [:]
+  /// How each reader's next link loss is to be read, as its SMP link declared it.
+  var expectations: [String: SMPLinkLossExpectation] = [:]
+  /// Readers restarting into a new image, kept connected for the terminal while their link is won back.
+  var restarting: Set<String> = []
+  /// The BlueZ reason of a restart's hidden loss, reported if the SMP link stops waiting.
+  var lostReasons: [String: String] = [:]
   var pending: [UInt64: BlueZCall] = [:]
   private var nextCall: UInt64 = 1
   private(set) package var isRadioOn = false
@@ -173,6 +190,8 @@ package struct BlueZCentralStateMachine {
       actions += connect(serial)
     case .cancelConnect(let serial):
       forgetDetails(of: serial)
+      restarting.remove(serial)
+      if smpLinks.removeValue(forKey: serial) != nil { actions.append(.emitSMP(serial, .down)) }
       if let path = links.removeValue(forKey: serial)?.path {
         actions += [.disarm(.connect(serial)), call(.disconnect(device: path))]
       }
@@ -180,6 +199,10 @@ package struct BlueZCentralStateMachine {
       actions += disconnect(serial)
     case .expectReboot(let serial):
       rebootExpected.insert(serial)
+    case .smpSend(let serial, let bytes):
+      actions += smpSend(serial, bytes)
+    case .expectLinkLoss(let serial, let expectation):
+      actions += expectLinkLoss(serial, expectation)
     }
     return actions + settle(now: now)
   }
@@ -188,6 +211,7 @@ package struct BlueZCentralStateMachine {
     tree.replace(with: objects)
     readings = [:]
     batteryNotifiers = [:]
+    smpLinks = [:]
     pending = [:]
     discovery = .idle
     lastSeen = [:]
@@ -309,6 +333,8 @@ package struct BlueZCentralStateMachine {
       case .failure(let error) where error.name == "org.bluez.Error.AlreadyConnected":
         links[serial] = .connecting(path: path, call: nil, wasUp: wasUp)
         return completeIfReady(serial)
+      case .failure where restarting.contains(serial):
+        return restartLost(serial, path: path, reason: nil, retryLater: true)
       case .failure(let error):
         links[serial] = nil
         return [
@@ -325,7 +351,10 @@ package struct BlueZCentralStateMachine {
       return [.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested))]
     case .readValue:
       return detailRead(id, result)
-    case .setDiscoveryFilter, .startNotify:
+    case .startNotify(let characteristic)
+    where readings.values.contains { $0.reads[id]?.characteristic == characteristic }:
+      return detailRead(id, result)
+    case .setDiscoveryFilter, .startNotify, .writeCommand:
       return []
     }
   }
@@ -336,8 +365,13 @@ package struct BlueZCentralStateMachine {
       return service == .noBus ? [.openBus] : []
     case .discoveryRetry:
       return []  // `settle` starts discovery again if it is still wanted.
+    case .restartRetry(let serial):
+      return restartRetry(serial)
     case .connect(let serial):
       guard let link = links[serial], link.isOpening, let path = link.path else { return [] }
+      if restarting.contains(serial) {
+        return [call(.disconnect(device: path))] + restartLost(serial, path: path, reason: nil, retryLater: true)
+      }
       links[serial] = nil
       forgetDetails(of: serial)
       let error = ReaderError(
@@ -377,7 +411,7 @@ package struct BlueZCentralStateMachine {
     return startConnecting(serial, path: path)
   }
 
-  private mutating func startConnecting(_ serial: String, path: String) -> [Action] {
+  mutating func startConnecting(_ serial: String, path: String) -> [Action] {
     let connect = call(.connect(device: path))
     guard case .call(let id, _) = connect else { return [] }
     links[serial] = .connecting(path: path, call: id, wasUp: false)
@@ -413,14 +447,25 @@ package struct BlueZCentralStateMachine {
   /// The link to `serial` on `path` ended (its device disconnected or disappeared).
   private mutating func linkLost(_ serial: String, path: String) -> [Action] {
     guard let link = links[serial], link.path == path else { return [] }
+    let radioGoingOff = adapterFacts.map(\.isGoingOff) ?? true
+    if !radioGoingOff && (expectations[serial] == .restart || restarting.contains(serial)) {
+      let wasUp: Bool = if case .connected = link { true } else { false }
+      return restartLost(serial, path: path, reason: reasons.removeValue(forKey: path), retryLater: !wasUp)
+    }
     links[serial] = nil
     forgetDetails(of: serial)
-    let reason = Self.disconnectReason(
-      reasons.removeValue(forKey: path), requested: link == .disconnecting(path: path),
-      rebootExpected: rebootExpected.remove(serial) != nil, radioGoingOff: adapterFacts.map(\.isGoingOff) ?? true)
+    let down: [Action] = smpLinks.removeValue(forKey: serial) == nil ? [] : [.emitSMP(serial, .down)]
+    let requested = link == .disconnecting(path: path)
+    let mapped = Self.disconnectReason(
+      reasons.removeValue(forKey: path), requested: requested, rebootExpected: rebootExpected.remove(serial) != nil,
+      radioGoingOff: radioGoingOff)
+    // A reboot the SMP link announced reads as `rebootRequested` whatever BlueZ says (a reset shows as
+    // `Remote`, `Timeout` or nothing), unless the app disconnected or the radio went off.
+    let smpReboot = expectations.removeValue(forKey: serial) == .reboot
+    let reason = smpReboot && !requested && !radioGoingOff ? .rebootRequested : mapped
     switch link {
     case .connected, .disconnecting:
-      return [.emit(.didDisconnect(serialNumber: serial, reason: reason))]
+      return down + [.emit(.didDisconnect(serialNumber: serial, reason: reason))]
     case .connecting, .reading, .locating:
       let error = ReaderError(
         .connectionFailed, "the link dropped while connecting",
@@ -480,10 +525,21 @@ package struct BlueZCentralStateMachine {
   /// The radio went off: every link ends, discovery with it.
   private mutating func radioOff() -> [Action] {
     var actions: [Action] = []
+    for serial in restarting.sorted() where links[serial] == nil {
+      actions += [
+        .disarm(.restartRetry(serial)), .emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled)),
+      ]
+    }
     for serial in links.keys.sorted() {
       guard let link = links.removeValue(forKey: serial) else { continue }
       rebootExpected.remove(serial)
       forgetDetails(of: serial)
+      expectations[serial] = nil
+      if smpLinks.removeValue(forKey: serial) != nil { actions.append(.emitSMP(serial, .down)) }
+      if restarting.remove(serial) != nil {
+        actions += [.disarm(.connect(serial)), .emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled))]
+        continue
+      }
       switch link {
       case .connected:
         actions.append(.emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled)))
@@ -496,6 +552,7 @@ package struct BlueZCentralStateMachine {
     }
     if discovery != .idle { discovery = .idle }
     lastSeen = [:]
+    restarting = []
     return actions
   }
 

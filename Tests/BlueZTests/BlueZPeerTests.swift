@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import MCUmgr
 import ReaderKit
 import Testing
 
@@ -214,6 +215,36 @@ struct BlueZPeerTests {
     _ = try await run.connect("STRM2-0001")
     let reader = try #require(run.terminal.connectedReader)
     #expect(reader.deviceSoftwareVersion == nil && reader.batteryLevel == nil)
+  }
+
+  @Test func theSMPTransportCarriesWritesAndNotificationsAndARestartIsKeptFromTheTerminal() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    let transport = try #require(run.central.smpTransport(forSerialNumber: "STRM2-0001"))
+    #expect(run.central.smpTransport(forSerialNumber: "STRM2-0001") === transport)
+    let events = Recorder<SMPTransportEvent>()
+    transport.setEventHandler { events.append($0) }
+    #expect(transport.maximumWriteLength == 244)
+    // The peer's SMP characteristic echoes each write as a notification.
+    run.scheduler.execute { transport.send([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]) }
+    let echo = await events.first(scheduler: run.scheduler) { if case .received = $0 { true } else { false } }
+    #expect(echo == .received([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]))
+    let writes = try peer.call("SMPWrites", [.objectPath(device)]).body.first?.elements?.compactMap(\.byteArray)
+    #expect(writes == [[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]])
+    // A restart into a new image: the transport goes down and comes back; the terminal sees nothing.
+    let mark = run.events.count
+    run.scheduler.execute { transport.expectLinkLoss(.restart) }
+    try peer.call("DropLink", [.objectPath(device), .string("org.bluez.Reason.Remote")])
+    let back = await events.first(after: 1, scheduler: run.scheduler) { if case .ready = $0 { true } else { false } }
+    #expect(back == .ready(maximumWriteLength: 244))
+    #expect(events.values.dropFirst().first == .down)
+    run.scheduler.execute { transport.expectLinkLoss(nil) }
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+    #expect(!run.events[mark...].contains { if case .didDisconnect = $0 { true } else { false } })
+    #expect(try peer.calls(device) == ["Connect", "Connect"])
   }
 
   @Test func openingSaysWhichPartIsMissing() async throws {

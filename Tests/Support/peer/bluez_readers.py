@@ -48,6 +48,8 @@ DIS_CHARS = {'model': '00002a24-0000-1000-8000-00805f9b34fb', 'serial': '00002a2
              'firmware': '00002a26-0000-1000-8000-00805f9b34fb',
              'manufacturer': '00002a29-0000-1000-8000-00805f9b34fb'}
 BATTERY_LEVEL = '00002a19-0000-1000-8000-00805f9b34fb'
+SMP_SERVICE = '8d53dc1d-1db7-4cd3-868b-8a527460aa84'
+SMP_CHAR = 'da2e7828-fbce-4e01-ae9e-261174997c48'
 
 # Per-device state that is not a D-Bus property, and the GLib timers running, by object path.
 STATE = {}
@@ -246,6 +248,9 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'resolve_delay_ms': int(options.get('resolve_delay_ms', 20)),
         'advertise_ms': int(options.get('advertise_ms', 0)),
         'gatt': bool(options.get('gatt', True)),
+        'smp': bool(options.get('smp', True)),
+        'mtu': int(options.get('mtu', 247)),
+        'writes': [],
         'dis': {k: str(options[k]) for k in DIS_CHARS if k in options},
         'battery': int(options['battery']) if 'battery' in options else None,
     }
@@ -379,8 +384,48 @@ def add_service(device_path, number, uuid):
     return path
 
 
+def WriteValue(char, value, options):
+    '''A write to the SMP characteristic: kept, and answered by the device's handler (by default an
+    echo: the same bytes notified back, while notifications are on).'''
+    device = STATE[char.path]['gatt_of'].rsplit('/', 1)[0]
+    STATE[device]['writes'].append(bytes(value))
+    answer = STATE[device].get('on_write', lambda data: [data])(bytes(value))
+    for chunk in answer:
+        notify(char.path, chunk)
+
+
+def notify(char_path, data):
+    if STATE.get(char_path, {}).get('notifying'):
+        set_props(mockobject.objects[char_path], CHAR_IFACE, {
+            'Value': dbus.Array([dbus.Byte(b) for b in data], signature='y', variant_level=1)})
+
+
+@dbus.service.method(PEER_IFACE, in_signature='o', out_signature='aay')
+def SMPWrites(_self, path):
+    return dbus.Array([dbus.Array([dbus.Byte(b) for b in w], signature='y') for w in STATE[path]['writes']],
+                      signature='ay')
+
+
+def add_smp(path):
+    state = STATE[path]
+    service = add_service(path, 0x20, SMP_SERVICE)
+    char = f'{service}/char0021'
+    add_object(char, CHAR_IFACE, {
+        'UUID': dbus.String(SMP_CHAR, variant_level=1),
+        'Service': dbus.ObjectPath(service, variant_level=1),
+        'Flags': dbus.Array(['write-without-response', 'notify'], signature='s', variant_level=1),
+        'Notifying': dbus.Boolean(False, variant_level=1),
+        'Value': dbus.Array([], signature='y', variant_level=1),
+        'MTU': dbus.UInt16(state['mtu'], variant_level=1),
+    }, [('WriteValue', 'aya{sv}', '', WriteValue), ('StartNotify', '', '', StartNotify),
+        ('StopNotify', '', '', StopNotify)])
+    STATE[char] = {'gatt_of': service}
+
+
 def add_gatt(path):
     state = STATE[path]
+    if state['smp']:
+        add_smp(path)
     if state['dis']:
         service = add_service(path, 1, DIS)
         for number, (key, uuid) in enumerate(DIS_CHARS.items(), start=2):
