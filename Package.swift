@@ -40,7 +40,10 @@ let package = Package(
     // NDEF codec and NFC reader sessions.
     .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
-    .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .executableTarget(
+      name: "reader-bench",
+      dependencies: ["ReaderKit", "NFCKit", "DBus", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],
+      swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(

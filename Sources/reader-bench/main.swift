@@ -10,24 +10,29 @@ struct Benchmark {
 }
 
 /// Every benchmark, in the order `all` runs them.
-let benchmarks = [
-  Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
-    _ = runNDEFBenchmark(iterations: 200)
-  },
-  Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak and the scheduler against a sort") {
-    printTerminalBenchmark(runTerminalBenchmark(days: 30, items: 200_000))
-  },
-  Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline") {
-    printUpdateBenchmark(runUpdateBenchmark(days: 30, imageMiB: 32))
-  },
-  Benchmark(name: "discovery", summary: "100 to 10,000 readers at 10 Hz against a scan: cost per advertisement, memory")
-  {
-    printDiscoveryBenchmark(runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes))
-  },
-  Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
-    runNFCBenchmarkAndPrint()
-  },
-]
+let benchmarks =
+  [
+    Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
+      _ = runNDEFBenchmark(iterations: 200)
+    },
+    Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak and the scheduler against a sort")
+    {
+      printTerminalBenchmark(runTerminalBenchmark(days: 30, items: 200_000))
+    },
+    Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline")
+    {
+      printUpdateBenchmark(runUpdateBenchmark(days: 30, imageMiB: 32))
+    },
+    Benchmark(
+      name: "discovery", summary: "100 to 10,000 readers at 10 Hz against a scan: cost per advertisement, memory"
+    ) {
+      printDiscoveryBenchmark(runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes))
+    },
+    Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
+      runNFCBenchmarkAndPrint()
+    },
+  ]
+  + blueZBenchmarks
 
 let usage =
   "usage: reader-bench [all | \(benchmarks.map(\.name).joined(separator: " | "))]\n\n"
