@@ -150,12 +150,18 @@ package struct BlueZCentralStateMachine {
   }
 
   /// The adapter in use, if it exists.
-  package var adapterPath: String? {
+  package var adapterPath: String? { adapter }
+
+  /// The adapter in use, found again only when adapters come or go (finding it scans the tree).
+  private var adapter: String?
+
+  private mutating func findAdapter() {
     if let name = configuration.adapterName {
       let path = "/org/bluez/" + name
-      return tree.properties(path, BlueZObjectTree.adapter) == nil ? nil : path
+      adapter = tree.properties(path, BlueZObjectTree.adapter) == nil ? nil : path
+    } else {
+      adapter = tree.adapterPaths.first
     }
-    return tree.adapterPaths.first
   }
 
   /// The device path of a reader, if the tree holds it.
@@ -209,6 +215,7 @@ package struct BlueZCentralStateMachine {
 
   private mutating func load(_ objects: BlueZObjects) {
     tree.replace(with: objects)
+    findAdapter()
     readings = [:]
     batteryNotifiers = [:]
     smpLinks = [:]
@@ -236,11 +243,13 @@ package struct BlueZCentralStateMachine {
     switch signal {
     case .interfacesAdded(let path, let interfaces):
       tree.add(path, interfaces)
+      if interfaces[BlueZObjectTree.adapter] != nil { findAdapter() }
       guard let device = interfaces[BlueZObjectTree.device] else { return [] }
       name(path)
       return deviceChanged(path, device, now: now)
     case .interfacesRemoved(let path, let interfaces):
       tree.remove(path, interfaces)
+      if interfaces.contains(BlueZObjectTree.adapter) { findAdapter() }
       guard interfaces.contains(BlueZObjectTree.device) else { return [] }
       lastSeen[path] = nil
       let serial = serialByPath.removeValue(forKey: path)
