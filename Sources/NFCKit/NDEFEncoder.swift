@@ -38,11 +38,18 @@ public struct NDEFEncoder: Sendable {
         .invalidArgument, "chunk size \(chunkSize)", offset: 0, expected: "a chunk size of at least 1 byte",
         context: ["field": "chunkSize"])
     }
+    return encode(message, chunkSizes: { _ in chunkSize })
+  }
+
+  /// The encoding of `message` with the payload of record `i` split into chunks of at most
+  /// `chunkSizes(i)` bytes (0: not chunked), as ``encode(_:chunkSize:)`` splits them.
+  func encode(_ message: NDEFMessage, chunkSizes: (Int) -> Int) -> [UInt8] {
     var output: [UInt8] = []
     let last = message.records.count - 1
     for (index, record) in message.records.enumerated() {
       let payload = record.payload
-      guard payload.count > chunkSize else {
+      let chunkSize = chunkSizes(index)
+      guard chunkSize >= 1, payload.count > chunkSize else {
         appendRecord(
           to: &output, typeNameFormat: record.typeNameFormat, type: record.type, identifier: record.identifier,
           payload: payload, messageBegin: index == 0, messageEnd: index == last, chunked: false)

@@ -11,7 +11,7 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
       case canceled, invalidConfiguration, bluetoothScanTimedOut, bluetoothConnectTimedOut
       case bluetoothDisabled, alreadyConnected, notConnected, readerNotFound, connectionFailed
       case unsupportedReader, readerBusy, rebootFailed, storeCorrupt, storeUnavailable, commandRejected
-      case bluetoothUnsupported
+      case bluetoothUnsupported, cancelFailedAlreadyCompleted
       case readerSoftwareUpdateFailed, readerSoftwareUpdateFailedBatteryLow, readerSoftwareUpdateFailedInterrupted
       case readerSoftwareUpdateFailedReaderError, readerSoftwareUpdateFailedServerError
       case readerSoftwareUpdateFailedExpiredUpdate, unsupportedReaderVersion, invalidSoftwareVersion
@@ -53,6 +53,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The terminal has no Bluetooth backend for real readers on this platform (`Terminal.shared`
     /// on Linux); simulated readers work.
     public static let bluetoothUnsupported = Code(.bluetoothUnsupported)
+    /// `Cancelable.cancel(_:)` found the operation already completed on its own: there was nothing to
+    /// cancel (Stripe's `cancelFailedAlreadyCompleted`). Usually benign: the operation finished first.
+    public static let cancelFailedAlreadyCompleted = Code(.cancelFailedAlreadyCompleted)
 
     // Software updates. The first seven carry the anchor SDK's names and meanings.
 
@@ -89,7 +92,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
     /// the catalog's timeout (`context["timeout"]`, in seconds). `context["url"]` names what was fetched.
     public static let updateCatalogTimedOut = Code(.updateCatalogTimedOut)
     /// A firmware image does not match its manifest entry: `context["field"]` is `size` or `sha256`, with
-    /// `context["expected"]` and `context["actual"]`. Nothing of the image is used.
+    /// `context["expected"]` and `context["actual"]`. Nothing of the image is used. An MCUboot image for a
+    /// reader updated over SMP is also refused when it is malformed (`context["field"]` `mcuboot`) or does
+    /// not hash to its own SHA-256 TLV (`mcuboot.sha256`).
     public static let firmwareImageRejected = Code(.firmwareImageRejected)
 
     /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.

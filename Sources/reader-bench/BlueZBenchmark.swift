@@ -6,16 +6,8 @@
   /// What the BlueZ layer costs per advertisement: `PropertiesChanged` messages (an RSSI change each, from
   /// `readers` readers in turn) decoded and read as signals — the bare baseline — against the same bytes
   /// decoded and run through `BlueZCentralStateMachine` while it scans, up to the `Advertisement` the
-  /// terminal receives. Both in one run, as a ratio.
-  struct BlueZBenchmarkResult {
-    var messages: Int
-    var readers: Int
-    var decodeSeconds: Double
-    var pipelineSeconds: Double
-    var advertisements: Int
-  }
-
-  func runBlueZBenchmark(readers: Int, messages: Int) -> BlueZBenchmarkResult {
+  /// terminal receives. Both in the same rounds, as a ratio.
+  func runBlueZBenchmark(readers: Int, messages: Int) -> [Ratio] {
     let adapter = "/org/bluez/hci0"
     let paths = (0..<readers).map { String(format: "\(adapter)/dev_C0_00_00_00_%02X_%02X", $0 / 256, $0 % 256) }
     let frames: [[UInt8]] = (0..<messages).map { index in
@@ -39,44 +31,43 @@
         ]
       ]
     }
-    let decode = BenchTimer.seconds {
-      var count = 0
-      for frame in frames {
-        if let message = try? DBusMessage.decode(frame), BlueZSignal(message) != nil { count += 1 }
-      }
-      precondition(count == frames.count)
-    }
-    var advertisements = 0
-    let pipeline = BenchTimer.seconds {
-      var machine = BlueZCentralStateMachine(configuration: BlueZConfiguration())
-      _ = machine.handle(.busOpened(objects), now: .zero)
-      let start = machine.handle(.startScan, now: .zero)
-      for case .call(let id, .startDiscovery) in start {
-        _ = machine.handle(
-          .reply(id, .success(DBusMessage(kind: .methodReturn, serial: 1, replySerial: 1))), now: .zero)
-      }
-      advertisements = 0
-      for (index, frame) in frames.enumerated() {
-        guard let message = try? DBusMessage.decode(frame), let signal = BlueZSignal(message) else { continue }
-        for case .emit(.advertisement) in machine.handle(.signal(signal), now: .milliseconds(Int64(index))) {
-          advertisements += 1
+    let timings = Comparison([
+      .init("bluez.advertisement.decode") {
+        var count = 0
+        for frame in frames {
+          if let message = try? DBusMessage.decode(frame), BlueZSignal(message) != nil { count += 1 }
         }
-      }
-    }
-    return BlueZBenchmarkResult(
-      messages: messages, readers: readers, decodeSeconds: decode, pipelineSeconds: pipeline,
-      advertisements: advertisements)
-  }
-
-  func printBlueZBenchmark(_ result: BlueZBenchmarkResult) {
-    let perMessage = { (seconds: Double) in seconds / Double(result.messages) * 1e9 }
-    print("bluez: \(result.messages) PropertiesChanged (RSSI) from \(result.readers) readers")
-    print(String(format: "  decode alone:             %8.0f ns/message (baseline)", perMessage(result.decodeSeconds)))
+        precondition(count == frames.count, "every message decodes")
+      },
+      .init("bluez.advertisement.machine") {
+        var machine = BlueZCentralStateMachine(configuration: BlueZConfiguration())
+        _ = machine.handle(.busOpened(objects), now: .zero)
+        let start = machine.handle(.startScan, now: .zero)
+        for case .call(let id, .startDiscovery) in start {
+          _ = machine.handle(
+            .reply(id, .success(DBusMessage(kind: .methodReturn, serial: 1, replySerial: 1))), now: .zero)
+        }
+        var advertisements = 0
+        for (index, frame) in frames.enumerated() {
+          guard let message = try? DBusMessage.decode(frame), let signal = BlueZSignal(message) else { continue }
+          for case .emit(.advertisement) in machine.handle(.signal(signal), now: .milliseconds(Int64(index))) {
+            advertisements += 1
+          }
+        }
+        precondition(advertisements == frames.count, "every RSSI change is an advertisement")
+      },
+    ]).measure()
+    let perMessage = { (name: String) in timings.median(name) / Double(messages) * 1e9 }
+    print("bluez: \(messages) PropertiesChanged (RSSI) from \(readers) readers")
     print(
       String(
-        format: "  decode + BlueZ machine:   %8.0f ns/message, %d advertisements, ratio %.2f",
-        perMessage(result.pipelineSeconds),
-        result.advertisements, result.pipelineSeconds / result.decodeSeconds))
+        format: "  decode alone:             %8.0f ns/message (baseline)", perMessage("bluez.advertisement.decode")))
+    print(String(format: "  decode + BlueZ machine:   %8.0f ns/message", perMessage("bluez.advertisement.machine")))
+    let ratio = timings.ratio(
+      "bluez: advertisement through the BlueZ machine / decoding alone", "bluez.advertisement.machine",
+      over: "bluez.advertisement.decode", goal: .atMost(3))
+    print(ratio.line)
+    return [ratio]
   }
 #endif
 
@@ -88,7 +79,7 @@ var blueZBenchmarks: [Benchmark] {
         name: "bluez",
         summary: "BlueZ: an advertisement through the D-Bus decoder and the BlueZ machine against decoding alone"
       ) {
-        printBlueZBenchmark(runBlueZBenchmark(readers: 100, messages: 20_000))
+        runBlueZBenchmark(readers: 100, messages: 20_000)
       }
     ]
   #else

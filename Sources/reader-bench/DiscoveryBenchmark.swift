@@ -8,48 +8,50 @@ import ReaderSimulator
   import Darwin
 #endif
 
-/// Benchmarks discovery at scale: `readers` simulated readers advertising at 10 Hz while a `Terminal` on a
-/// `VirtualClock` scans with a delegate, for each size of `sizes`; returns the measured numbers.
+/// Benchmarks discovery at scale: `readers` simulated readers advertising at `rate` Hz while a `Terminal` on a
+/// `VirtualClock` scans with a delegate, for each size of `sizes` and each rate of `rates`; prints the times
+/// and returns the ratios, each taken within one round (see `Comparison`).
 ///
-/// Each size runs in a child process of its own (`reader-bench discovery --size N`, see
-/// `measureDiscovery(readers:)`), so that the peak memory reported for a size is that size's alone.
-///
-/// Keys of the result, for each size `N`: `discovery.N.advertisements` (in the timed window),
-/// `discovery.N.simulatedSeconds` (the window), `discovery.N.updates` (delegate calls in the window),
-/// `discovery.N.peakRSS.MB`, `discovery.N.startRSS.MB`, `discovery.N.simulatedSecondsPerWallSecond`; and for
-/// each of the wall time and the thread's CPU time (`C` is `wall` or `cpu`), in nanoseconds per advertisement,
-/// `discovery.N.C.pipeline.ns`, `discovery.N.C.simulator.ns`, `discovery.N.C.terminal.ns`,
-/// `discovery.N.C.baseline.ns`, `discovery.N.C.bareApp.ns`, and the ratios `discovery.N.C.terminalToBaseline`,
-/// `discovery.N.C.pipelineLessSimulatorToBaseline` and `discovery.N.C.pipelineToBareApp`.
-func runDiscoveryBenchmark(sizes: [Int]) -> [(String, Double)] {
-  var results: [(String, Double)] = []
-  for size in sizes {
-    do {
-      results += try DiscoveryChild.measure(readers: size)
-    } catch {
-      FileHandle.standardError.write(Data("reader-bench: discovery at \(size) readers failed: \(error)\n".utf8))
-      exit(1)
+/// Each size and rate runs in a child process of its own (`reader-bench discovery --size N --rate R`, see
+/// `measureDiscovery(readers:rate:)`), so that the peak memory reported for it is its own.
+func runDiscoveryBenchmark(sizes: [Int], rates: [Int]) -> [Ratio] {
+  var value: [String: [Double]] = [:]
+  for rate in rates {
+    for size in sizes {
+      do {
+        value.merge(try DiscoveryChild.measure(readers: size, rate: rate)) { $1 }
+      } catch {
+        FileHandle.standardError.write(
+          Data("reader-bench: discovery at \(size) readers and \(rate) Hz failed: \(error)\n".utf8))
+        exit(1)
+      }
     }
   }
-  return results
+  return printDiscoveryBenchmark(value, sizes: sizes, rates: rates)
 }
 
-/// The fleet sizes `reader-bench discovery` measures.
+/// The fleet sizes and advertising rates (Hz) `reader-bench discovery` measures.
 let discoveryBenchmarkSizes = [100, 1_000, 10_000]
+let discoveryBenchmarkRates = [10, 1]
 
-/// Measures discovery with `readers` readers in this process; the body of `reader-bench discovery --size N`.
+/// The names of the cases of one size and rate, in the order they are printed.
+private let discoveryCases = ["pipeline", "simulator", "terminal", "baseline", "bareApp"]
+
+/// Measures discovery with `readers` readers advertising at `rate` Hz in this process; the body of
+/// `reader-bench discovery --size N --rate R`. Returns `key values…` pairs: one value for counts, one per round
+/// for times and ratios.
 ///
 /// In order: one scene with the terminal, after which the process's peak resident memory is read (nothing
-/// bigger ran before it); one scene recording the advertisements; then, taking turns run after run: the
+/// bigger ran before it); one scene recording the advertisements; then, taking turns round after round: the
 /// terminal on the simulated world (the pipeline), the same world with a handler that does nothing (the
 /// simulator's own cost), the same world with a handler storing each advertisement in a dictionary (an app
 /// doing only that), the recorded advertisements replayed to a terminal without the simulator (the
 /// terminal's own cost), and the recorded window stored into a dictionary by a loop (the baseline). Every
 /// scene must see the same advertisements in the same order, or the run stops: the comparison is only fair
 /// on the same work.
-func measureDiscovery(readers: Int) -> [(String, Double)] {
+func measureDiscovery(readers: Int, rate: Int) -> [(String, [Double])] {
   let startRSS = DiscoveryMemory.residentMegabytes(peak: false)
-  let plan = DiscoveryPlan(readers: readers)
+  let plan = DiscoveryPlan(readers: readers, rate: rate)
 
   let probe = plan.scene(.terminal)
   probe.scan()
@@ -61,8 +63,8 @@ func measureDiscovery(readers: Int) -> [(String, Double)] {
   let (warmUp, window) = recorder.recorded()
   precondition(recorder.finish() == expected, "the recorder saw the terminal's advertisements")
 
-  func trial(_ makeScene: @escaping () -> any DiscoveryBenchScene) -> BenchTimer.Trial {
-    BenchTimer.Trial {
+  func trial(_ name: String, _ makeScene: @escaping () -> any DiscoveryBenchScene) -> Comparison.Case {
+    Comparison.Case.withSetUp(name) {
       let scene = makeScene()
       return (
         { scene.scan() },
@@ -73,112 +75,107 @@ func measureDiscovery(readers: Int) -> [(String, Double)] {
       )
     }
   }
-  let baseline = BenchTimer.Trial {
-    let table = BareTable(warmUp)
-    return ({ table.store(window) }, {})
-  }
-  // Taking turns, so that a busy moment of the machine hits every measurement alike.
-  let best = BenchTimer.interleaved([
-    trial { plan.scene(.terminal) }, trial { plan.scene(.nothing) }, trial { plan.scene(.bareTable) },
-    trial { ReplayScene(plan: plan, warmUp: warmUp, window: window) }, baseline,
-  ])
-  let measured = ["pipeline", "simulator", "bareApp", "terminal", "baseline"]
-  let times = Dictionary(uniqueKeysWithValues: zip(measured, best))
+  let timings = Comparison([
+    trial("pipeline") { plan.scene(.terminal) }, trial("simulator") { plan.scene(.nothing) },
+    trial("bareApp") { plan.scene(.bareTable) },
+    trial("terminal") { ReplayScene(plan: plan, warmUp: warmUp, window: window) },
+    Comparison.Case.withSetUp("baseline") {
+      let table = BareTable(warmUp)
+      return ({ table.store(window) }, {})
+    },
+  ]).measure()
 
   let count = Double(expected.count)
-  let key = "discovery.\(readers)"
-  var results = [
-    ("\(key).advertisements", count),
-    ("\(key).simulatedSeconds", plan.window.secondsValue),
-    ("\(key).updates", Double(expected.updates)),
-    ("\(key).peakRSS.MB", peakRSS),
-    ("\(key).startRSS.MB", startRSS),
-    ("\(key).simulatedSecondsPerWallSecond", plan.window.secondsValue / times["pipeline"]!.wall),
+  let key = "discovery.\(readers).\(rate)"
+  var results: [(String, [Double])] = [
+    ("\(key).advertisements", [count]),
+    ("\(key).simulatedSeconds", [plan.window.seconds]),
+    ("\(key).updates", [Double(expected.updates)]),
+    ("\(key).peakRSS.MB", [peakRSS]),
+    ("\(key).startRSS.MB", [startRSS]),
+    ("\(key).realTime", timings.times("pipeline").map { plan.window.seconds / $0 }),
   ]
-  for (clock, seconds) in [("wall", \BenchTimer.Times.wall), ("cpu", \BenchTimer.Times.cpu)] {
-    func time(_ name: String) -> Double { times[name]![keyPath: seconds] }
-    results += measured.map { ("\(key).\(clock).\($0).ns", time($0) / count * 1e9) }
+  for clock in [Timings.Clock.wall, .cpu] {
+    func times(_ name: String) -> [Double] { timings.times(name, clock) }
+    results += discoveryCases.map { name in ("\(key).\(clock).\(name).ns", times(name).map { $0 / count * 1e9 }) }
     results += [
-      ("\(key).\(clock).terminalToBaseline", time("terminal") / time("baseline")),
-      ("\(key).\(clock).pipelineLessSimulatorToBaseline", (time("pipeline") - time("simulator")) / time("baseline")),
-      ("\(key).\(clock).pipelineToBareApp", time("pipeline") / time("bareApp")),
+      ("\(key).\(clock).terminalToBaseline", zip(times("terminal"), times("baseline")).map(/)),
+      (
+        "\(key).\(clock).pipelineLessSimulatorToBaseline",
+        zip(zip(times("pipeline"), times("simulator")), times("baseline")).map { ($0.0 - $0.1) / $1 }
+      ),
+      ("\(key).\(clock).pipelineToBareApp", zip(times("pipeline"), times("bareApp")).map(/)),
     ]
   }
   return results
 }
 
-/// Prints the discovery benchmark's results: what was measured, the times per advertisement and the ratios
-/// for each size, then the targets; the ratio line last.
-func printDiscoveryBenchmark(_ results: [(String, Double)]) {
-  let value = Dictionary(results, uniquingKeysWith: { $1 })
-  let sizes = discoveryBenchmarkSizes.filter { value["discovery.\($0).advertisements"] != nil }
-  func number(_ size: Int, _ name: String) -> Double { value["discovery.\(size).\(name)"] ?? .nan }
-  func ratio(_ size: Int, _ name: String) -> String {
-    String(format: "%.2fx", number(size, "wall.\(name)")) + String(format: " (%.2fx)", number(size, "cpu.\(name)"))
-  }
+/// Prints the discovery benchmark's results: what was measured, the times per advertisement for each size and
+/// rate, then the ratios; returns the ratios.
+func printDiscoveryBenchmark(_ value: [String: [Double]], sizes: [Int], rates: [Int]) -> [Ratio] {
+  func values(_ size: Int, _ rate: Int, _ name: String) -> [Double] { value["discovery.\(size).\(rate).\(name)"] ?? [] }
+  func number(_ size: Int, _ rate: Int, _ name: String) -> Double { Ratio.median(values(size, rate, name)) }
   var lines = [
-    "Discovery benchmark: readers advertising at 10 Hz (every 80-120 ms) to a Terminal scanning with a delegate on a "
-      + "VirtualClock, each size in a process of its own",
-    "  each run: a fresh world, 2 simulated seconds of scanning (not timed), then a timed window of about 200,000 "
-      + "advertisements; best of \(BenchTimer.runs) runs, the measurements taking turns",
-    "  pipeline  simulated world -> engine -> discovery machine -> delegate (every 0.5 s: sort, report, a delegate "
-      + "call that reads the list)",
+    "Discovery benchmark: readers advertising at 10 Hz or 1 Hz (every 0.8 to 1.2 intervals) to a Terminal scanning "
+      + "with a delegate on a VirtualClock, each size and rate in a process of its own",
+    "  each round: a fresh world, 2 simulated seconds of scanning (not timed), then a timed window of about 200,000 "
+      + "advertisements; \(BenchOptions.current.rounds) rounds, the cases taking turns",
+    "  pipeline  simulated world -> engine -> discovery machine -> delegate (every 0.5 s: the list in order, a "
+      + "report when it changed, a delegate call that reads it)",
     "  simulator the same world and scan with a handler that does nothing: making the advertisements and delivering "
       + "each as a work item on the clock",
     "  terminal  the same advertisements (recorded) played straight to a terminal's radio handler, 100 ms of them per "
-      + "work item: the engine, the machine, its ticks, sorts and reports, the delegate",
+      + "work item: the engine, the machine, its ticks and reports, the delegate",
     "  baseline  a loop storing the same advertisements (the same serial strings in the same order) in a "
       + "[String: (advertisement, lastSeen)]",
     "  bare app  the same world with a handler doing the baseline's update; pipeline / bare app compares whole runs",
-    "  times per advertisement: wall time, and below it the thread's CPU time (less disturbed by a busy machine)",
+    "  times per advertisement (medians): wall time, and below it the thread's CPU time (less disturbed by a busy "
+      + "machine)",
     "",
-    "   readers  advertisements  delegate calls    pipeline   simulator    terminal    baseline    bare app",
+    "   readers  rate  advertisements  delegate calls    pipeline   simulator    terminal    baseline    bare app",
   ]
-  for size in sizes {
-    for clock in ["wall", "cpu"] {
-      let head =
-        clock == "wall"
-        ? grouped(size).leftPadded(10) + grouped(Int(number(size, "advertisements"))).leftPadded(16)
-          + String(Int(number(size, "updates"))).leftPadded(16)
-        : "  (CPU)".padding(toLength: 42, withPad: " ", startingAt: 0)
-      let times = ["pipeline", "simulator", "terminal", "baseline", "bareApp"].map {
-        nanoseconds(number(size, "\(clock).\($0).ns")).leftPadded(12)
+  for rate in rates {
+    for size in sizes where !values(size, rate, "advertisements").isEmpty {
+      for clock in ["wall", "cpu"] {
+        let head =
+          clock == "wall"
+          ? grouped(size).leftPadded(10) + "\(rate) Hz".leftPadded(6)
+            + grouped(Int(number(size, rate, "advertisements"))).leftPadded(16)
+            + String(Int(number(size, rate, "updates"))).leftPadded(16)
+          : "  (CPU)".padding(toLength: 48, withPad: " ", startingAt: 0)
+        let times = discoveryCases.map { nanoseconds(number(size, rate, "\(clock).\($0).ns")).leftPadded(12) }
+        lines.append(head + times.joined())
       }
-      lines.append(head + times.joined())
     }
   }
-  lines += [
-    "",
-    "   ratios, wall (CPU)",
-    "   readers  terminal / baseline  (pipeline - simulator) / baseline  pipeline / bare app  peak RSS (at start)  "
-      + "simulated s per wall s",
-  ]
-  for size in sizes {
-    lines.append(
-      grouped(size).leftPadded(10) + ratio(size, "terminalToBaseline").leftPadded(21)
-        + ratio(size, "pipelineLessSimulatorToBaseline").leftPadded(35)
-        + ratio(size, "pipelineToBareApp").leftPadded(21)
-        + String(format: "%.1f MB (%.1f)", number(size, "peakRSS.MB"), number(size, "startRSS.MB")).leftPadded(21)
-        + String(format: "%.1f", number(size, "simulatedSecondsPerWallSecond")).leftPadded(24))
+  lines.append("")
+  var ratios: [Ratio] = []
+  for rate in rates {
+    for size in sizes where !values(size, rate, "advertisements").isEmpty {
+      let name = "discovery(\(grouped(size)) readers, \(rate) Hz)"
+      ratios += [
+        Ratio(
+          name: "\(name): terminal / baseline", samples: values(size, rate, "wall.terminalToBaseline"),
+          goal: .atMost(3)),
+        Ratio(
+          name: "\(name): terminal / baseline, CPU", samples: values(size, rate, "cpu.terminalToBaseline"), goal: nil),
+        Ratio(
+          name: "\(name): (pipeline - simulator) / baseline",
+          samples: values(size, rate, "wall.pipelineLessSimulatorToBaseline"), goal: nil),
+        Ratio(name: "\(name): pipeline / bare app", samples: values(size, rate, "wall.pipelineToBareApp"), goal: nil),
+        Ratio(
+          name: "world(\(grouped(size)) readers, \(rate) Hz): simulated / wall time",
+          samples: values(size, rate, "realTime"), goal: size >= 10_000 && rate >= 10 ? .atLeast(20) : nil),
+      ]
+      lines.append(
+        "  \(grouped(size)) readers at \(rate) Hz: peak RSS "
+          + String(
+            format: "%.1f MB (%.1f MB at start)", number(size, rate, "peakRSS.MB"), number(size, rate, "startRSS.MB")))
+    }
   }
-  if let largest = sizes.last {
-    lines += [
-      "",
-      String(
-        format: "  %@ readers: %.1f simulated seconds per wall second in the best run (target: above 1)",
-        grouped(largest), number(largest, "simulatedSecondsPerWallSecond")),
-      String(
-        format: "  %@ readers: peak RSS %.1f MB (target: under 64 MB)", grouped(largest), number(largest, "peakRSS.MB")),
-    ]
-  }
-  let inWorld = sizes.map { "\(grouped($0)) readers \(ratio($0, "pipelineLessSimulatorToBaseline"))" }
-  lines.append(
-    "  (pipeline - simulator) / baseline, wall (CPU): " + inWorld.joined(separator: ", ")
-      + " (the terminal measured next to the simulator, which shares the caches with it)")
-  let ratios = sizes.map { "\(grouped($0)) readers \(ratio($0, "terminalToBaseline"))" }
-  lines.append(
-    "  terminal / baseline per advertisement, wall (CPU): " + ratios.joined(separator: ", ") + " (target: at most 5x)")
+  lines += ratios.map(\.line)
   print(lines.joined(separator: "\n"))
+  return ratios
 }
 
 private func grouped(_ value: Int) -> String {
@@ -198,52 +195,6 @@ extension String {
   }
 }
 
-extension Duration {
-  fileprivate var secondsValue: Double {
-    Double(components.seconds) + Double(components.attoseconds) / 1e18
-  }
-}
-
-extension BenchTimer {
-  /// One measurement: `prepare` sets up a run (not timed) and returns the work to time and what to do after
-  /// it (not timed either).
-  struct Trial {
-    let prepare: () -> (run: () -> Void, finish: () -> Void)
-  }
-
-  /// The best times of a measurement, each the fastest of its runs: wall time, and the CPU time of the
-  /// measuring thread (which a machine busy with other work disturbs less).
-  struct Times {
-    var wall = Double.infinity
-    var cpu = Double.infinity
-  }
-
-  /// The best of `runs` timed runs of each trial, in seconds, after one warm-up run of each; the trials take
-  /// turns within each run.
-  static func interleaved(_ trials: [Trial]) -> [Times] {
-    var best = [Times](repeating: Times(), count: trials.count)
-    for run in 0...runs {
-      for (index, trial) in trials.enumerated() {
-        let (body, finish) = trial.prepare()
-        let (wallStart, cpuStart) = (ContinuousClock.now, threadCPUSeconds())
-        body()
-        let (cpuEnd, wallEnd) = (threadCPUSeconds(), ContinuousClock.now)
-        finish()
-        guard run > 0 else { continue }
-        best[index].wall = min(best[index].wall, wallStart.duration(to: wallEnd).secondsValue)
-        best[index].cpu = min(best[index].cpu, cpuEnd - cpuStart)
-      }
-    }
-    return best.map { Times(wall: max($0.wall, 1e-9), cpu: max($0.cpu, 1e-9)) }
-  }
-
-  private static func threadCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
-}
-
 /// An advertisement and when it was heard.
 private typealias Heard = (advertisement: Advertisement, time: Duration)
 
@@ -255,14 +206,18 @@ private struct DiscoveryPlan {
   /// The timed window: about 200,000 advertisements at 10 Hz, and whole update intervals.
   let window: Duration
 
-  init(readers count: Int) {
+  /// The mean interval between two advertisements of one reader.
+  let advertisingInterval: Duration
+
+  init(readers count: Int, rate: Int) {
     readers = SimulatedFleet.readers(count: count, seed: 2_024)
-    let seconds = max(2, 20_000 / max(1, count))
-    window = .seconds(seconds)
+    advertisingInterval = .seconds(1) / max(1, rate)
+    window = .seconds(max(2, 200_000 / max(1, count * rate)))
   }
 
   func scene(_ host: DiscoveryScene.Host) -> DiscoveryScene {
-    DiscoveryScene(readers: readers, host: host, warmUp: warmUp, window: window)
+    DiscoveryScene(
+      readers: readers, host: host, advertisingInterval: advertisingInterval, warmUp: warmUp, window: window)
   }
 }
 
@@ -409,8 +364,8 @@ private final class DiscoveryScene: DiscoveryBenchScene, @unchecked Sendable {
   private var recording: [Heard] = []
   private var warmUpCount = 0
 
-  init(readers: [SimulatedReader], host: Host, warmUp: Duration, window: Duration) {
-    world = SimulatedBluetoothCentral(clock: clock, seed: 2_024, advertisingInterval: .milliseconds(100))
+  init(readers: [SimulatedReader], host: Host, advertisingInterval: Duration, warmUp: Duration, window: Duration) {
+    world = SimulatedBluetoothCentral(clock: clock, seed: 2_024, advertisingInterval: advertisingInterval)
     radio = TappedRadio(world)
     self.host = host
     self.window = window
@@ -550,17 +505,20 @@ private final class BareTable: @unchecked Sendable {
   }
 }
 
-/// Runs each size in a child process: `reader-bench discovery --size N`, which prints `key value` lines.
+/// Runs each size and rate in a child process: `reader-bench discovery --size N --rate R`, which prints
+/// `key values…` lines.
 private enum DiscoveryChild {
   struct Failure: Error, CustomStringConvertible {
     var description: String
   }
 
-  static func measure(readers: Int) throws -> [(String, Double)] {
+  static func measure(readers: Int, rate: Int) throws -> [String: [Double]] {
     guard let executable = Bundle.main.executableURL else { throw Failure(description: "no path to reader-bench") }
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["discovery", "--size", String(readers)]
+    process.arguments =
+      ["--rounds", String(BenchOptions.current.rounds)] + (BenchOptions.current.only.map { ["--only", $0] } ?? [])
+      + ["discovery", "--size", String(readers), "--rate", String(rate)]
     let output = Pipe()
     process.standardOutput = output
     try process.run()
@@ -573,19 +531,22 @@ private enum DiscoveryChild {
     guard process.terminationStatus == 0 else {
       throw Failure(description: "the child process exited with status \(process.terminationStatus)")
     }
-    return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+    var results: [String: [Double]] = [:]
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
       let parts = line.split(separator: " ")
-      guard parts.count == 2, let value = Double(parts[1]) else {
+      let values = parts.dropFirst().compactMap { Double($0) }
+      guard let key = parts.first, values.count == parts.count - 1 else {
         throw Failure(description: "unexpected line from the child process: \(line)")
       }
-      return (String(parts[0]), value)
+      results[String(key)] = values
     }
+    return results
   }
 }
 
-/// Prints `results` as `key value` lines, for the parent process.
-func printDiscoveryMeasurement(_ results: [(String, Double)]) {
-  print(results.map { "\($0.0) \($0.1)" }.joined(separator: "\n"))
+/// Prints `results` as `key values…` lines, for the parent process.
+func printDiscoveryMeasurement(_ results: [(String, [Double])]) {
+  print(results.map { ([$0.0] + $0.1.map { "\($0)" }).joined(separator: " ") }.joined(separator: "\n"))
 }
 
 /// The process's resident memory.

@@ -7,94 +7,73 @@ import NFCKit
   import Darwin
 #endif
 
-/// Benchmarks the NFCKit NDEF decoder and prints a summary; returns the measured numbers.
+/// Benchmarks the NFCKit NDEF decoder and prints a summary; returns its ratios, each taken within one round of
+/// this run (see `Comparison`).
 ///
 /// On one corpus built here (400 mixed messages of every record kind ndeflib also decodes, and one message
-/// with a 512 KiB payload) it measures, over `iterations` passes (best of five runs): NFCKit decoding as
-/// `readerctl` does it (structure and well-known payloads checked, no strings built), decoding plus the
-/// typed views (Text, URI and Smart Poster values with their strings, which is what ndeflib's decoder
-/// produces), decoding the structure only, and a plain copy of the same bytes (an `Array` made from the
-/// bytes' buffer: `Array(bytes)` itself would only share the buffer). When the ndeflib oracle is installed
-/// (`.ci/ndef-oracle.sh`), it writes the corpus as hex lines to a temporary file and times ndeflib decoding
-/// it in one Python process (`Tests/NFCKitTests/Oracle/ndef_bench.py`, decode loop only).
-///
-/// Keys of the result (throughputs in MB/s of NDEF input, times in microseconds per message, ratios of
-/// throughputs): `mixed.decode.MBps`, `mixed.decodeTyped.MBps`, `mixed.decodeStructure.MBps`,
-/// `mixed.copy.MBps`, `mixed.decodeToCopy`, `large.decode.microseconds`, `large.copy.microseconds`,
-/// `large.decodeToCopy`, and with ndeflib `ndeflib.mixed.MBps`, `ndeflib.large.microseconds`,
-/// `mixed.decodeToNdeflib`, `mixed.decodeTypedToNdeflib`, `large.decodeToNdeflib`.
-func runNDEFBenchmark(iterations: Int) -> [String: Double] {
+/// with a 512 KiB payload) it measures `iterations` passes of: NFCKit decoding as `readerctl` does it
+/// (structure and well-known payloads checked, no strings built), decoding plus the typed views (Text, URI
+/// and Smart Poster values with their strings, which is what ndeflib's decoder produces), decoding the
+/// structure only, and a plain copy of the same bytes (an `Array` made from the bytes' buffer: `Array(bytes)`
+/// itself would only share the buffer). When the ndeflib oracle is installed (`.ci/ndef-oracle.sh`), one
+/// Python process (`Tests/NFCKitTests/Oracle/ndef_bench.py`) holds the corpus and, in its turn in each round,
+/// times the same number of passes of ndeflib decoding it (the decode loop only).
+func runNDEFBenchmark(iterations: Int) -> [Ratio] {
   let iterations = max(1, iterations)
   let mixed = NDEFBenchmarkCorpus.mixed()
   let large = [NDEFBenchmarkCorpus.largePayload()]
-  var results: [String: Double] = [:]
-
-  let mixedBytes = Double(mixed.reduce(0) { $0 + $1.count } * iterations)
-  func mixedMBps(_ work: NDEFBenchmarkTimer.Work) -> Double {
-    mixedBytes / BenchTimer.seconds { NDEFBenchmarkTimer.run(work, on: mixed, iterations: iterations) } / 1e6
-  }
-  results["mixed.decode.MBps"] = mixedMBps(.decode)
-  results["mixed.decodeTyped.MBps"] = mixedMBps(.decodeTyped)
-  results["mixed.decodeStructure.MBps"] = mixedMBps(.decodeStructure)
-  results["mixed.copy.MBps"] = mixedMBps(.copy)
-  results["mixed.decodeToCopy"] = results["mixed.decode.MBps"]! / results["mixed.copy.MBps"]!
-
-  func largeMicroseconds(_ work: NDEFBenchmarkTimer.Work) -> Double {
-    BenchTimer.seconds { NDEFBenchmarkTimer.run(work, on: large, iterations: iterations) } * 1e6
-      / Double(iterations)
-  }
-  results["large.decode.microseconds"] = largeMicroseconds(.decode)
-  results["large.copy.microseconds"] = largeMicroseconds(.copy)
-  results["large.decodeToCopy"] = results["large.copy.microseconds"]! / results["large.decode.microseconds"]!
-
-  var ndeflibLines: [String]
+  var cases: [Comparison.Case] = [
+    .init("ndef.mixed.decode") { NDEFBenchmarkTimer.run(.decode, on: mixed, iterations: iterations) },
+    .init("ndef.mixed.decodeTyped") { NDEFBenchmarkTimer.run(.decodeTyped, on: mixed, iterations: iterations) },
+    .init("ndef.mixed.decodeStructure") {
+      NDEFBenchmarkTimer.run(.decodeStructure, on: mixed, iterations: iterations)
+    },
+    .init("ndef.mixed.copy") { NDEFBenchmarkTimer.run(.copy, on: mixed, iterations: iterations) },
+    .init("ndef.large.decode") { NDEFBenchmarkTimer.run(.decode, on: large, iterations: iterations) },
+    .init("ndef.large.copy") { NDEFBenchmarkTimer.run(.copy, on: large, iterations: iterations) },
+  ]
+  var ndeflibLine = "  ndeflib: not measured (run .ci/ndef-oracle.sh to install the oracle)"
+  var oracles: [NDEFBenchmarkPython] = []
   do {
-    if let mixedPython = try NDEFBenchmarkPython.measure(mixed, iterations: iterations),
-      let largePython = try NDEFBenchmarkPython.measure(large, iterations: iterations)
+    if let mixedPython = try NDEFBenchmarkPython(corpus: mixed),
+      let largePython = try NDEFBenchmarkPython(corpus: large)
     {
-      results["ndeflib.mixed.MBps"] = mixedPython.bytesPerSecond / 1e6
-      results["ndeflib.large.microseconds"] = largePython.seconds * 1e6 / Double(largePython.messages)
-      results["mixed.decodeToNdeflib"] = results["mixed.decode.MBps"]! / results["ndeflib.mixed.MBps"]!
-      results["mixed.decodeTypedToNdeflib"] = results["mixed.decodeTyped.MBps"]! / results["ndeflib.mixed.MBps"]!
-      results["large.decodeToNdeflib"] =
-        results["ndeflib.large.microseconds"]! / results["large.decode.microseconds"]!
-      ndeflibLines = [
-        String(
-          format: "  ndeflib 0.3.3     mixed %8.1f MB/s     large %10.2f µs/message",
-          results["ndeflib.mixed.MBps"]!, results["ndeflib.large.microseconds"]!),
-        String(
-          format: "  NFCKit / ndeflib  mixed %8.1fx (decode), %.1fx (decode + typed views)   large %.0fx",
-          results["mixed.decodeToNdeflib"]!, results["mixed.decodeTypedToNdeflib"]!, results["large.decodeToNdeflib"]!),
+      oracles = [mixedPython, largePython]
+      cases += [
+        .reported("ndef.mixed.ndeflib") { mixedPython.seconds(iterations: iterations) },
+        .reported("ndef.large.ndeflib") { largePython.seconds(iterations: iterations) },
       ]
-      if mixedPython.errors + largePython.errors > 0 {
-        ndeflibLines.append("  (ndeflib rejected \(mixedPython.errors + largePython.errors) of its decodes)")
-      }
-    } else {
-      ndeflibLines = ["  ndeflib: not measured (run .ci/ndef-oracle.sh to install the oracle)"]
+      ndeflibLine = "  ndeflib 0.3.3 times its own decode loop in a Python process, in its turn in each round"
     }
   } catch {
-    ndeflibLines = ["  ndeflib: failed (\(error))"]
+    ndeflibLine = "  ndeflib: failed (\(error))"
   }
+  let timings = Comparison(cases).measure()
+  for oracle in oracles { oracle.finish() }
 
-  let lines = [
-    String(
-      format:
-        "NDEF decode benchmark: %d passes, best of %d runs, over %d mixed messages (%d bytes) and 1 message of %d bytes",
-      iterations, BenchTimer.runs, mixed.count, mixed.reduce(0) { $0 + $1.count }, large[0].count),
-    String(
-      format: "  NFCKit decode     mixed %8.1f MB/s     large %10.2f µs/message   (structure only: %.1f MB/s)",
-      results["mixed.decode.MBps"]!, results["large.decode.microseconds"]!, results["mixed.decodeStructure.MBps"]!),
-    String(format: "  NFCKit + typed    mixed %8.1f MB/s", results["mixed.decodeTyped.MBps"]!),
-    String(
-      format: "  plain copy        mixed %8.1f MB/s     large %10.2f µs/message",
-      results["mixed.copy.MBps"]!, results["large.copy.microseconds"]!),
-    String(
-      format:
-        "  NFCKit / copy     mixed %8.3fx                   large %.0fx (payloads are views of the input, not copies)",
-      results["mixed.decodeToCopy"]!, results["large.decodeToCopy"]!),
+  let ratios = [
+    timings.ratio("ndef.mixed: copy / decode", "ndef.mixed.copy", over: "ndef.mixed.decode"),
+    timings.ratio("ndef.large: copy / decode", "ndef.large.copy", over: "ndef.large.decode"),
+    timings.ratio("ndef.mixed: ndeflib / decode", "ndef.mixed.ndeflib", over: "ndef.mixed.decode"),
+    timings.ratio(
+      "ndef.mixed: ndeflib / decode with typed records", "ndef.mixed.ndeflib", over: "ndef.mixed.decodeTyped",
+      goal: .atLeast(50)),
+    timings.ratio("ndef.large: ndeflib / decode", "ndef.large.ndeflib", over: "ndef.large.decode"),
   ]
-  print((lines + ndeflibLines).joined(separator: "\n"))
-  return results
+  let mixedBytes = Double(mixed.reduce(0) { $0 + $1.count } * iterations)
+  func megabytes(_ name: String) -> String {
+    String(format: "%.1f MB/s", mixedBytes / timings.median(name) / 1e6)
+  }
+  print(
+    """
+    NDEF decode benchmark: \(BenchOptions.current.rounds) rounds of \(iterations) passes over \(mixed.count) mixed \
+    messages (\(mixed.reduce(0) { $0 + $1.count }) bytes) and 1 message of \(large[0].count) bytes
+      NFCKit decode \(megabytes("ndef.mixed.decode")), with typed records \(megabytes("ndef.mixed.decodeTyped")), \
+    structure only \(megabytes("ndef.mixed.decodeStructure")); plain copy \(megabytes("ndef.mixed.copy")) (medians)
+    \(ndeflibLine)
+    """)
+  print(ratios.map(\.line).joined(separator: "\n"))
+  return ratios
 }
 
 /// The benchmark corpus, deterministic: every record kind ndeflib can also decode, no chunks.
@@ -202,19 +181,24 @@ private enum NDEFBenchmarkTimer {
   }
 }
 
-/// Times ndeflib through `Tests/NFCKitTests/Oracle/ndef_bench.py` in the package's `.venv`.
-private enum NDEFBenchmarkPython {
+/// Times ndeflib through `Tests/NFCKitTests/Oracle/ndef_bench.py` in the package's `.venv`: one Python process
+/// holding one corpus, asked for a measurement in each round.
+private final class NDEFBenchmarkPython {
   struct Measurement: Decodable {
     var messages: Int
     var seconds: Double
-    var messagesPerSecond: Double
-    var bytesPerSecond: Double
     var errors: Int
   }
 
   struct Failure: Error, CustomStringConvertible {
     var description: String
   }
+
+  private let process: Process
+  private let input: FileHandle
+  private let output: FileHandle
+  private let file: URL
+  private var buffered: [UInt8] = []
 
   /// The venv's Python and the timing script, looked for in the package this file was built from, then in
   /// the current directory.
@@ -232,29 +216,51 @@ private enum NDEFBenchmarkPython {
     return nil
   }
 
-  /// The measurement, or nil when the oracle is not installed.
-  static func measure(_ corpus: [[UInt8]], iterations: Int) throws -> Measurement? {
-    guard let (python, script) = oracle() else { return nil }
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("ndef-bench-\(UUID().uuidString).hex")
-    defer { try? FileManager.default.removeItem(at: file) }
+  /// Starts the Python process with `corpus`; nil when the oracle is not installed.
+  init?(corpus: [[UInt8]]) throws {
+    guard let (python, script) = Self.oracle() else { return nil }
+    file = FileManager.default.temporaryDirectory.appendingPathComponent("ndef-bench-\(UUID().uuidString).hex")
     try Data(corpus.map { NDEFBytes($0).hex }.joined(separator: "\n").utf8).write(to: file)
-
-    let process = Process()
+    process = Process()
     process.executableURL = python
-    process.arguments = [script.path, file.path, String(iterations)]
-    let output = Pipe()
-    process.standardOutput = output
+    process.arguments = [script.path, file.path]
+    let (toPython, fromPython) = (Pipe(), Pipe())
+    process.standardInput = toPython
+    process.standardOutput = fromPython
     process.standardError = FileHandle.nullDevice
+    input = toPython.fileHandleForWriting
+    output = fromPython.fileHandleForReading
     try process.run()
-    let pid = process.processIdentifier
-    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 600, execute: watchdog)
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    watchdog.cancel()
-    guard process.terminationStatus == 0 else {
-      throw Failure(description: "ndef_bench.py exited with status \(process.terminationStatus)")
+  }
+
+  /// Has Python decode the corpus `iterations` times; returns the seconds its decode loop took.
+  func seconds(iterations: Int) -> Double {
+    input.write(Data("\(iterations)\n".utf8))
+    guard let line = readLine(), let measurement = try? JSONDecoder().decode(Measurement.self, from: Data(line)) else {
+      FileHandle.standardError.write(Data("reader-bench: ndef_bench.py stopped answering\n".utf8))
+      exit(1)
     }
-    return try JSONDecoder().decode(Measurement.self, from: data)
+    precondition(measurement.errors == 0, "ndeflib decodes the whole corpus")
+    return measurement.seconds
+  }
+
+  /// Ends the Python process and removes the corpus file.
+  func finish() {
+    try? input.close()
+    process.waitUntilExit()
+    try? FileManager.default.removeItem(at: file)
+  }
+
+  private func readLine() -> [UInt8]? {
+    while true {
+      if let end = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = Array(buffered[..<end])
+        buffered.removeSubrange(...end)
+        return line
+      }
+      let chunk = output.availableData
+      guard !chunk.isEmpty else { return nil }
+      buffered += chunk
+    }
   }
 }

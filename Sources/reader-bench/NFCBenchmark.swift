@@ -6,8 +6,8 @@ import ReaderSimulator
 import Synchronization
 
 /// Benchmarks NFC reader sessions on the simulator (with no simulated latency, so only the software
-/// is measured); every number is a rate measured in this run against a bare baseline doing the same
-/// amount of work in the same run, so runs on different machines compare by their ratios.
+/// is measured); every figure is a ratio taken within one round of this run (see `Comparison`) against
+/// a bare baseline doing the same amount of work, so runs on different machines compare by their ratios.
 ///
 /// - `lifecycle`: `sessions` sessions, one after another, each begun, made active, invalidated and
 ///   reported to its delegate; against the same number of steps (four per session: begin, start,
@@ -15,70 +15,55 @@ import Synchronization
 /// - `queue`: `queued` sessions begun at once from many threads (`concurrentPerform`) while the system
 ///   waits, then run through the line — each is invalidated as it becomes active; against the same
 ///   number of items pushed from the same threads into a lock-guarded FIFO and then popped in order.
-///   Run for each size in `queued`: the cost per session must not grow with the length of the line.
-///
-/// Keys: `lifecycle.sessionsPerSecond`, `lifecycle.fifoStepsPerSecond`, `lifecycle.toFIFO`, and per size
-/// `queue.<n>.sessionsPerSecond`, `queue.<n>.fifoItemsPerSecond`, `queue.<n>.toFIFO`, plus
-/// `queue.costGrowth` (cost per session at the largest size over that at the smallest; flat is 1).
-func runNFCBenchmark(sessions: Int, queued: [Int]) -> [String: Double] {
-  var results: [String: Double] = [:]
+///   Run for each size in `queued`: the cost per session must not grow with the length of the line, which
+///   the exponent of the cost per session from the smallest line to the largest says (flat is 0).
+func runNFCBenchmark(sessions: Int, queued: [Int]) -> [Ratio] {
   let count = max(1, sessions)
-  let lifecycle = BenchTimer.seconds { NFCLifecycle.run(sessions: count) }
-  let steps = 4 * count
-  let fifo = BenchTimer.seconds { PlainFIFO.run(items: steps) }
-  results["lifecycle.sessionsPerSecond"] = Double(count) / lifecycle
-  results["lifecycle.fifoStepsPerSecond"] = Double(steps) / fifo
-  results["lifecycle.toFIFO"] = results["lifecycle.sessionsPerSecond"]! / (results["lifecycle.fifoStepsPerSecond"]! / 4)
-
   let sizes = queued.map { max(1, $0) }
+  var cases: [Comparison.Case] = [
+    .init("nfc.lifecycle.sessions") { NFCLifecycle.run(sessions: count) },
+    .init("nfc.lifecycle.fifo") { PlainFIFO.run(items: 4 * count) },
+  ]
   for size in sizes {
-    let line = BenchTimer.seconds { NFCLine.run(sessions: size) }
-    let bare = BenchTimer.seconds { PlainFIFO.runConcurrently(items: size) }
-    results["queue.\(size).sessionsPerSecond"] = Double(size) / line
-    results["queue.\(size).fifoItemsPerSecond"] = Double(size) / bare
-    results["queue.\(size).toFIFO"] = bare / line
+    cases += [
+      .init("nfc.queue.\(size).sessions") { NFCLine.run(sessions: size) },
+      .init("nfc.queue.\(size).fifo") { PlainFIFO.runConcurrently(items: size) },
+    ]
+  }
+  let timings = Comparison(cases).measure()
+  var ratios = [
+    timings.ratio(
+      "nfc.lifecycle: FIFO / sessions", "nfc.lifecycle.fifo", over: "nfc.lifecycle.sessions", goal: .atLeast(0.1))
+  ]
+  for size in sizes {
+    ratios.append(
+      timings.ratio(
+        "nfc.queue(\(size)): FIFO / sessions", "nfc.queue.\(size).fifo", over: "nfc.queue.\(size).sessions",
+        goal: .atLeast(0.1)))
   }
   if let small = sizes.min(), let large = sizes.max(), small != large {
-    results["queue.costGrowth"] =
-      results["queue.\(small).sessionsPerSecond"]! / results["queue.\(large).sessionsPerSecond"]!
+    let growth = timings.ratio("growth", "nfc.queue.\(large).sessions", over: "nfc.queue.\(small).sessions")
+    let exponent = growth.samples.map { log($0 * Double(small) / Double(large)) / log(Double(large) / Double(small)) }
+    ratios.append(
+      Ratio(
+        name: "nfc.queue: cost exponent, \(small) to \(large) sessions", samples: exponent, goal: .atMost(0.05),
+        isRatio: false))
   }
-  return results
+  print(
+    """
+    NFC benchmark: \(BenchOptions.current.rounds) rounds, simulated radio without latency
+      lifecycle: \(count) sessions opened and closed one after another, against \(4 * count) steps through a plain FIFO
+      queue: \(sizes.map(String.init).joined(separator: " and ")) sessions begun concurrently and run through the \
+    line, against as many items through a locked FIFO
+    """)
+  print(ratios.map(\.line).joined(separator: "\n"))
+  return ratios
 }
 
 /// Runs the NFC benchmark as `reader-bench nfc` does: 20,000 sessions one after another, and lines of
 /// 1,000 and 100,000 sessions begun at once.
-func runNFCBenchmarkAndPrint() {
-  let (sessions, queued) = (20_000, [1_000, 100_000])
-  printNFCBenchmark(runNFCBenchmark(sessions: sessions, queued: queued), sessions: sessions, queued: queued)
-}
-
-/// Prints the NFC benchmark's results, ratios last.
-func printNFCBenchmark(_ results: [String: Double], sessions: Int, queued: [Int]) {
-  var lines = [
-    "NFC benchmark: best of \(BenchTimer.runs) runs, simulated radio without latency",
-    "  sessions opened and closed, one after another: \(rate(results["lifecycle.sessionsPerSecond"]!)) sessions/s "
-      + "(\(sessions) sessions); plain FIFO: \(rate(results["lifecycle.fifoStepsPerSecond"]!)) steps/s",
-  ]
-  for size in queued.map({ max(1, $0) }) {
-    lines.append(
-      "  \(size) sessions begun concurrently, through the line: \(rate(results["queue.\(size).sessionsPerSecond"]!)) "
-        + "sessions/s; locked FIFO: \(rate(results["queue.\(size).fifoItemsPerSecond"]!)) items/s")
-  }
-  var ratios = ["lifecycle / FIFO = \(String(format: "%.4f", results["lifecycle.toFIFO"]!))"]
-  for size in queued.map({ max(1, $0) }) {
-    ratios.append("queue(\(size)) / FIFO = \(String(format: "%.4f", results["queue.\(size).toFIFO"]!))")
-  }
-  if let growth = results["queue.costGrowth"] {
-    ratios.append("cost per session, largest / smallest line = \(String(format: "%.2f", growth)) (flat: 1)")
-  }
-  lines.append("  ratios: " + ratios.joined(separator: ", "))
-  print(lines.joined(separator: "\n"))
-}
-
-private func rate(_ value: Double) -> String {
-  value >= 1e6
-    ? String(format: "%.2fM", value / 1e6)
-    : value >= 1e3 ? String(format: "%.1fk", value / 1e3) : String(format: "%.1f", value)
+func runNFCBenchmarkAndPrint() -> [Ratio] {
+  runNFCBenchmark(sessions: 20_000, queued: [1_000, 100_000])
 }
 
 /// Sessions one after another: begin, active, invalidate, reported.

@@ -2,64 +2,27 @@ import Foundation
 import ReaderKit
 import ReaderSimulator
 
-/// Benchmarks the terminal engine on the simulator; every number is a ratio or a rate measured in
-/// this one run, so runs on different machines compare by their ratios.
-///
-/// - `soak`: an M2 connected for `days` simulated days, carried out of range for 30 s every hour
-///   and rebooting itself every 24 hours; reports simulated seconds per wall second and terminal
-///   events per wall second, and checks that every reconnection succeeded.
-/// - `scheduler`: `items` work items with seeded random deadlines through a `VirtualClock`,
-///   against sorting the same deadlines with the standard library (the floor for any ordered
-///   queue); reports items per second for both and their ratio.
-func runTerminalBenchmark(days: Int, items: Int) -> [(String, Double)] {
-  var results: [(String, Double)] = []
-
+/// Benchmarks the terminal engine on the simulator: an M2 connected for `days` simulated days, carried out of
+/// range for 30 s every hour and rebooting itself every 24 hours; reports simulated time over wall time in each
+/// round, and checks that every reconnection succeeded. (The scheduler under it has a benchmark of its own.)
+func runTerminalBenchmark(days: Int) -> [Ratio] {
   let soak = TerminalSoak(days: max(1, days))
-  let soakSeconds = BenchTimer.seconds { soak.run() }
-  results += [
-    ("soak.simulatedSecondsPerWallSecond", Double(max(1, days) * 86_400) / soakSeconds),
-    ("soak.eventsPerWallSecond", Double(soak.events) / soakSeconds),
-    ("soak.reconnections", Double(soak.reconnections)),
-    ("soak.failedReconnections", Double(soak.failures)),
+  let timings = Comparison([.init("terminal.soak") { soak.run() }]).measure()
+  let simulated = Double(max(1, days) * 86_400)
+  let ratios = [
+    Ratio(
+      name: "terminal.soak: simulated time / wall time",
+      samples: timings.times("terminal.soak").map { simulated / $0 }, goal: nil)
   ]
-
-  let count = max(1, items)
-  var random = SeededRandom(seed: 7)
-  let deadlines = (0..<count).map { _ in Duration.milliseconds(Int64(random.next() % 86_400_000)) }
-  let queued = BenchTimer.seconds {
-    let clock = VirtualClock()
-    let counter = Counter()
-    for deadline in deadlines { clock.schedule(after: deadline) { counter.increment() } }
-    clock.runUntilQuiet(limit: .seconds(86_400))
-    precondition(counter.value == count, "every item ran")
-  }
-  let sorted = BenchTimer.seconds {
-    let order = deadlines.enumerated().sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
-    precondition(order.count == count)
-  }
-  results += [
-    ("scheduler.itemsPerSecond", Double(count) / queued),
-    ("scheduler.sortItemsPerSecond", Double(count) / sorted),
-    ("scheduler.queueToSort", sorted / queued),
-  ]
-  return results
-}
-
-/// Prints the terminal benchmark's results, one line per measurement.
-func printTerminalBenchmark(_ results: [(String, Double)]) {
-  let value = Dictionary(results, uniquingKeysWith: { $1 })
   print(
     """
-    Terminal benchmark: best of \(BenchTimer.runs) runs
-      soak: 30 simulated days of an M2 (walk-away every hour, security reboot every day) in \
-    \(format(86_400 * 30 / value["soak.simulatedSecondsPerWallSecond"]! * 1000)) ms of wall time
-        \(format(value["soak.simulatedSecondsPerWallSecond"]!)) simulated seconds per wall second, \
-    \(format(value["soak.eventsPerWallSecond"]!)) events per second
-        \(Int(value["soak.reconnections"]!)) reconnections, \(Int(value["soak.failedReconnections"]!)) failed
-      scheduler: \(format(value["scheduler.itemsPerSecond"]!)) items/s through a VirtualClock, \
-    \(format(value["scheduler.sortItemsPerSecond"]!)) items/s to sort the same deadlines \
-    (queue / sort = \(String(format: "%.2f", value["scheduler.queueToSort"]!)))
+    Terminal benchmark: \(BenchOptions.current.rounds) rounds
+      soak: \(max(1, days)) simulated days of an M2 (walk-away every hour, security reboot every day) in \
+    \(format(timings.median("terminal.soak") * 1000)) ms of wall time (median), \
+    \(soak.reconnections) reconnections, \(soak.failures) failed, \(soak.events) events
     """)
+  print(ratios.map(\.line).joined(separator: "\n"))
+  return ratios
 }
 
 private func format(_ value: Double) -> String {
@@ -114,10 +77,4 @@ private nonisolated final class Finder: DiscoveryDelegate, MobileReaderDelegate,
   // Only touched on the thread that drives the virtual clock.
   var readers: [Reader] = []
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) { self.readers = readers }
-}
-
-private final class Counter: @unchecked Sendable {
-  // Only touched on the thread that drives the virtual clock.
-  private(set) var value = 0
-  func increment() { value += 1 }
 }

@@ -1,35 +1,20 @@
 import Foundation
 import ReaderKit
 import ReaderSimulator
+import Synchronization
 
-/// Benchmarks software updates; every figure is a ratio or a rate measured in this one run.
+/// Benchmarks software updates; every figure is a ratio taken within one round of this run (see
+/// `Comparison`).
 ///
 /// - `soak`: an M2 connected for `days` simulated days (walked out of range every hour, security
 ///   reboots), once as is and once with a catalog that publishes an optional update every day which
-///   the app installs (a minute of simulated install, progress and all). Reports the wall time of
-///   each and their ratio: what installing costs the soak.
-/// - `pipeline`: a required update whose `imageMiB` MiB image sits in a file next to a manifest,
+///   the app installs (a minute of simulated install, progress and all). Reports what the catalog
+///   checks and the installs cost the soak.
+/// - `image`: a required update whose `imageMiB` MiB image sits in a file next to a manifest,
 ///   installed while connecting: manifest read, image read, size and SHA-256 check, transfer to the
-///   simulated reader, install. Reports bytes per wall second through the whole pipeline against
-///   reading the same file with `Data(contentsOf:)` and against hashing it alone.
-func runUpdateBenchmark(days: Int, imageMiB: Int) -> [(String, Double)] {
-  var results: [(String, Double)] = []
-
-  var plainInstalls = 0
-  let plain = BenchTimer.seconds { plainInstalls = UpdateSoak(days: days, catalog: false, releases: false).run() }
-  var checkInstalls = 0
-  let checks = BenchTimer.seconds { checkInstalls = UpdateSoak(days: days, catalog: true, releases: false).run() }
-  var installs = 0
-  let withUpdates = BenchTimer.seconds { installs = UpdateSoak(days: days, catalog: true, releases: true).run() }
-  precondition(
-    plainInstalls == 0 && checkInstalls == 0 && installs == days, "an update was installed every simulated day")
-  results += [
-    ("soak.plainMs", plain * 1000), ("soak.checksMs", checks * 1000), ("soak.withUpdatesMs", withUpdates * 1000),
-    ("soak.installs", Double(installs)), ("soak.checkRatio", checks / plain),
-    ("soak.installRatio", withUpdates / checks),
-    ("soak.costRatio", withUpdates / plain),
-  ]
-
+///   simulated reader, install; against reading the same file with `Data(contentsOf:)` and hashing it
+///   (the bare baseline), and against reading it alone.
+func runUpdateBenchmark(days: Int, imageMiB: Int) -> [Ratio] {
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reader-bench-\(getpid())")
   try? FileManager.default.removeItem(at: directory)
   try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -40,41 +25,52 @@ func runUpdateBenchmark(days: Int, imageMiB: Int) -> [(String, Double)] {
   let imageFile = directory.appendingPathComponent("m2.bin")
   try! image.write(to: imageFile)
   let manifest = directory.appendingPathComponent("manifest.json")
-  try! pipelineManifest(size: size, digest: SHA256Checksum.compute(image).hex).write(
-    to: manifest, atomically: true, encoding: .utf8)
+  let digest = SHA256Checksum.compute(image)
+  try! pipelineManifest(size: size, digest: digest.hex).write(to: manifest, atomically: true, encoding: .utf8)
 
-  let pipeline = BenchTimer.seconds { UpdatePipeline(manifest: manifest).run() }
-  let read = BenchTimer.seconds { precondition(try! Data(contentsOf: imageFile).count == size) }
-  let hash = BenchTimer.seconds { precondition(SHA256Checksum.compute(image).bytes.count == 32) }
-  results += [
-    ("pipeline.bytes", Double(size)), ("pipeline.bytesPerSecond", Double(size) / pipeline),
-    ("read.bytesPerSecond", Double(size) / read), ("hash.bytesPerSecond", Double(size) / hash),
-    ("pipeline.toRead", read / pipeline), ("pipeline.toReadAndHash", (read + hash) / pipeline),
+  let installs = Mutex(0)
+  let timings = Comparison([
+    .init("update.soak.plain") {
+      precondition(UpdateSoak(days: days, catalog: false, releases: false).run() == 0, "nothing installed")
+    },
+    .init("update.soak.checks") {
+      precondition(UpdateSoak(days: days, catalog: true, releases: false).run() == 0, "nothing installed")
+    },
+    .init("update.soak.installs") {
+      installs.withLock { $0 = UpdateSoak(days: days, catalog: true, releases: true).run() }
+    },
+    .init("update.image.pipeline") { UpdatePipeline(manifest: manifest).run() },
+    .init("update.image.readAndHash") {
+      let data = try! Data(contentsOf: imageFile)
+      precondition(data.count == size && SHA256Checksum.compute(data) == digest, "the image reads back whole")
+    },
+    .init("update.image.read") { precondition(try! Data(contentsOf: imageFile).count == size) },
+  ]).measure()
+  if BenchOptions.current.includes("update.soak.installs") {
+    precondition(installs.withLock { $0 } == days, "an update was installed every simulated day")
+  }
+
+  let ratios = [
+    timings.ratio("update.soak: with catalog checks / without", "update.soak.checks", over: "update.soak.plain"),
+    timings.ratio("update.soak: with installs / with checks only", "update.soak.installs", over: "update.soak.checks"),
+    timings.ratio(
+      "update.image: read+hash / pipeline", "update.image.readAndHash", over: "update.image.pipeline",
+      goal: .atLeast(0.9)),
+    timings.ratio("update.image: read / pipeline", "update.image.read", over: "update.image.pipeline"),
   ]
-  return results
-}
-
-/// Prints the update benchmark's results, the ratios last.
-func printUpdateBenchmark(_ results: [(String, Double)]) {
-  let value = Dictionary(results, uniquingKeysWith: { $1 })
-  func mb(_ key: String) -> String { String(format: "%.0f MB/s", value[key]! / 1e6) }
   print(
     """
-    Update benchmark: best of \(BenchTimer.runs) runs
-      soak, 30 simulated days of an M2 (720 walk-aways, 30 security reboots): \
-    \(String(format: "%.1f", value["soak.plainMs"]!)) ms without a catalog, \
-    \(String(format: "%.1f", value["soak.checksMs"]!)) ms with a catalog asked at every reconnection and every hour, \
-    \(String(format: "%.1f", value["soak.withUpdatesMs"]!)) ms with \(Int(value["soak.installs"]!)) installs too \
-    (one a day, each a simulated minute of progress)
-      pipeline, a required update with a \(Int(value["pipeline.bytes"]!) >> 20) MiB image from a manifest file, \
-    installed while connecting: \(mb("pipeline.bytesPerSecond"))
-        reading the same file: \(mb("read.bytesPerSecond")); SHA-256 of it alone: \(mb("hash.bytesPerSecond"))
-      ratios: soak with catalog checks / without = \(String(format: "%.2f", value["soak.checkRatio"]!)); \
-    with installs / with checks only = \(String(format: "%.2f", value["soak.installRatio"]!)); \
-    with installs / without a catalog = \(String(format: "%.2f", value["soak.costRatio"]!)); \
-    pipeline throughput / file read = \(String(format: "%.2f", value["pipeline.toRead"]!)); \
-    pipeline / (read + hash) = \(String(format: "%.2f", value["pipeline.toReadAndHash"]!))
+    Update benchmark: \(BenchOptions.current.rounds) rounds
+      soak: \(days) simulated days of an M2 (walk-aways every hour, security reboots), without a catalog, with a \
+    catalog asked at every reconnection and every hour, and with \(days) installs too (one a day, a simulated \
+    minute of progress each)
+      image: a required update with a \(size >> 20) MiB image from a manifest file, installed while connecting \
+    (median \(String(format: "%.0f", Double(size) / timings.median("update.image.pipeline") / 1e6)) MB/s), \
+    against reading the file and hashing it (median \
+    \(String(format: "%.0f", Double(size) / timings.median("update.image.readAndHash") / 1e6)) MB/s)
     """)
+  print(ratios.map(\.line).joined(separator: "\n"))
+  return ratios
 }
 
 private func pipelineManifest(size: Int, digest: String) -> String {

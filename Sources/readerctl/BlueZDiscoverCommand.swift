@@ -38,7 +38,7 @@ enum BlueZDiscoverCommand {
     }
     let configuration: BluetoothScanDiscoveryConfiguration
     do throws(ReaderError) {
-      configuration = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(timeout).build()
+      configuration = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(.seconds(timeout)).build()
     } catch {
       throw UsageError(error.message)
     }

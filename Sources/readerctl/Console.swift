@@ -7,7 +7,8 @@ import Foundation
 #endif
 
 /// Where `readerctl` writes: standard output and standard error, unbuffered, so that output appears
-/// as it happens and interleaves exactly in the order it was produced.
+/// as it happens and interleaves exactly in the order it was produced. Every write goes through
+/// `StandardStreams`, which ends the command with exit status 74 when one fails.
 struct Console: Sendable {
   /// Whether standard output is a terminal (a person is watching: pacing is on by default).
   let isTerminal: Bool
@@ -25,24 +26,17 @@ struct Console: Sendable {
   /// Writes `line` and a newline to standard output.
   func line(_ line: String = "") { write(line + "\n") }
 
-  /// Writes `text` to standard output as it is.
-  func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+  /// Writes `text` to standard output as it is; a failed write ends the command (`StandardStreams`).
+  func write(_ text: String) { StandardStreams.output(text.utf8) }
 
-  /// Writes `bytes` to standard output as they are.
-  func write(bytes: [UInt8]) { FileHandle.standardOutput.write(Data(bytes)) }
+  /// Writes `bytes` to standard output as they are; a failed write ends the command.
+  func write(bytes: [UInt8]) { StandardStreams.output(bytes) }
 
-  /// Writes `text` to standard error as it is.
-  func error(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+  /// Writes `text` to standard error as it is; a failed write ends the command.
+  func error(_ text: String) { StandardStreams.error(text.utf8) }
 
-  /// Reads all of standard input, up to `limit` bytes; `nil` when there is more than that.
-  func readInput(limit: Int) -> [UInt8]? {
-    var bytes: [UInt8] = []
-    while let chunk = try? FileHandle.standardInput.read(upToCount: 64 * 1024), !chunk.isEmpty {
-      bytes += chunk
-      if bytes.count > limit { return nil }
-    }
-    return bytes
-  }
+  /// Reads all of standard input, up to `limit` bytes.
+  func readInput(limit: Int) -> StandardStreams.Input { StandardStreams.readInput(limit: limit) }
 
   /// The size of the terminal on standard output now; `COLUMNS` and `LINES`, or 80×24, when the
   /// terminal does not say.

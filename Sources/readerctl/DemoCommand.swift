@@ -5,37 +5,44 @@ import Synchronization
 
 /// `readerctl demo`: a narrated run of a reader's life on the built-in simulator.
 enum DemoCommand {
-  static let usage = """
-    usage: readerctl demo [nfc] [--seed N] [--readers N] [--speed X] [--json]
-
-      A narrated run on the simulator: readers are switched on, a scan lists them, the merchant picks
-      one and it connects to a location, installing a required software update first; it is carried
-      out of range and won back, rebooted, rebooted again by its own 24-hour timer; an optional update
-      is offered and installed; the reader is found again after the app is relaunched, and
-      disconnected; days later an update that became required in the meantime installs while it
-      reconnects. On a terminal, installs show a progress bar with the time left.
-      --seed N     seed of the simulated world (default 1); the same seed gives the same run
-      --readers N  readers in the world (default 4, 2-16)
-      --speed X    simulated seconds per real second while something is on screen (default: 4 on a
-                   terminal, 0 = as fast as possible otherwise); installs run 8 times faster than
-                   that, and long waits are always skipped
-      --json       one JSON object per event instead of the narration; the last line is the outcome,
-                   {"event": "result", "exitStatus": …, "error": …}
-
-    The same seed tells the same story at any speed: simulated times do not depend on pacing.
-
-    Then NFC, on the same clock: a reader session reads a badge; a second session waits in line until
-    the first ends; another app holds the radio and the read loop retries once; a long round of reads
-    outlives two of the system's session time limits through the read loop; a damaged label changes
-    the sheet's message and ends its session with an error message; a user cancel ends quietly.
-    `readerctl demo nfc` tells the NFC story alone.
-
-    exit status: 0 every step worked, 1 a step failed, 64 usage, 130 interrupted
-
-    """
+  static let help = CommandHelp(
+    command: "demo",
+    overview: "A narrated run of a reader's life, then NFC reader sessions, on the built-in simulator.",
+    synopses: ["[nfc] [--seed N] [--readers N] [--speed X] [--json]"],
+    discussion: [
+      "Readers are switched on, a scan lists them, the merchant picks one and it connects to a location, "
+        + "installing a required software update first; it is carried out of range and won back, rebooted, "
+        + "rebooted again by its own 24-hour timer; an optional update is offered and installed; the reader is "
+        + "found again after the app is relaunched, and disconnected; days later an update that became required "
+        + "in the meantime installs while it reconnects. On a terminal, installs show a progress bar with the "
+        + "time left.",
+      "Then NFC, on the same clock: a reader session reads a badge; a second session waits in line until the "
+        + "first ends; another app holds the radio and the read loop retries once; a long round of reads outlives "
+        + "two of the system's session time limits through the read loop; a damaged label changes the sheet's "
+        + "message and ends its session with an error message; a user cancel ends quietly.",
+    ],
+    arguments: [("nfc", "tell the NFC story alone")],
+    options: [
+      .init("seed", ["N"], "seed of the simulated world (default 1); the same seed gives the same run"),
+      .init("readers", ["N"], "readers in the world (default 4, 2-16)"),
+      .init(
+        "speed", ["X"],
+        "simulated seconds per real second while something is on screen (default: 4 on a terminal, 0 = as "
+          + "fast as possible otherwise); installs run 8 times faster than that, and long waits are always "
+          + "skipped"),
+      .init(
+        "json", [],
+        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
+          + "\"result\", \"exitStatus\": …, \"error\": …}"),
+    ],
+    notes: ["The same seed tells the same story at any speed: simulated times do not depend on pacing."],
+    exitStatuses: [
+      (0, "every step worked"), (1, "a step failed"), (64, "usage"), (74, "the output cannot be written"),
+      (130, "interrupted"),
+    ])
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(arguments, flags: ["json"], options: ["seed", "readers", "speed"])
+    let options = try help.parse(arguments)
     let nfcAlone = try NFCDemo.isAlone(options.positionals)
     let json = options.has("json")
     let readers = try options.integer("readers", default: 4, in: 2...16)
@@ -99,7 +106,7 @@ private final class Demo {
     var terminal = makeTerminal()
     do throws(DemoFailure) {
       let reader = try scanAndPick(terminal)
-      publishReleases(for: reader)
+      try publishReleases(for: reader)
       try connect(reader, terminal)
       try walkAway(reader, terminal)
       try reboot(reader, terminal)
@@ -171,12 +178,12 @@ private final class Demo {
 
   /// The vendor's catalog for the reader's model: a required update it lacks, and an optional one
   /// released six hours into the story.
-  private func publishReleases(for reader: Reader) {
-    let required = release(
+  private func publishReleases(for reader: Reader) throws(DemoFailure) {
+    let required = try release(
       "2.03.00.00", for: reader.deviceType, releasedAt: days(-30), requiredAt: days(-14), components: [.config, .keys],
       estimate: .estimate1To2Minutes)
     catalog.add(required.release, image: required.image)
-    let optional = release(
+    let optional = try release(
       "2.03.01.00", for: reader.deviceType, releasedAt: days(0.25), requiredAt: days(30), components: [.keys],
       estimate: .estimateLessThan1Minute)
     catalog.add(optional.release, image: optional.image)
@@ -195,14 +202,16 @@ private final class Demo {
     try check(
       session.run(until: { result.isSet }, limit: .seconds(600), pace: delegate.installs.pace),
       "the connection did not complete")
-    switch result.value! {
-    case .success(let connected):
+    switch result.value {
+    case .success(let connected)?:
       say(
         "Connected to \(connected.serialNumber) at \(connected.locationId ?? "?") (software "
           + "\(connected.deviceSoftwareVersion ?? "?"), battery "
           + "\(connected.batteryLevel.map { "\(Int(($0 * 100).rounded())) %" } ?? "?")); saved for the next launch.")
-    case .failure(let error):
+    case .failure(let error)?:
       throw DemoFailure("connecting failed: \(error)")
+    case nil:
+      throw DemoFailure("the connection did not complete")
     }
   }
 
@@ -249,7 +258,7 @@ private final class Demo {
     if let token = statusNarration { ended.removeEventObserver(token) }
     delegate.mute()
     delegate = Self.makeDelegate(session)
-    let later = release(
+    let later = try release(
       "2.04.00.00", for: reader.deviceType, releasedAt: session.date, requiredAt: days(4),
       components: [.firmware, .config], estimate: .estimate1To2Minutes)
     catalog.add(later.release, image: later.image)
@@ -262,14 +271,16 @@ private final class Demo {
     let result = Outcome<Result<Reader?, ReaderError>>()
     terminal.reconnectToSavedReader(delegate: delegate, timeout: .seconds(30)) { result.set($0) }
     try check(session.run(until: { result.isSet }, limit: .seconds(60)), "the launch reconnect did not finish")
-    switch result.value! {
-    case .success(let found?) where found.serialNumber == reader.serialNumber:
+    switch result.value {
+    case .success(let found?)? where found.serialNumber == reader.serialNumber:
       say("Reconnected at launch to \(found) at \(found.locationId ?? "?"), without the merchant doing anything.")
       return terminal
-    case .success(let other):
+    case .success(let other)?:
       throw DemoFailure("the launch reconnect found \(other.map(\.serialNumber) ?? "nothing saved")")
-    case .failure(let error):
+    case .failure(let error)?:
       throw DemoFailure("the launch reconnect failed: \(error)")
+    case nil:
+      throw DemoFailure("the launch reconnect did not finish")
     }
   }
 
@@ -330,15 +341,17 @@ private final class Demo {
     try check(
       session.run(until: { result.isSet }, limit: .seconds(600), pace: delegate.installs.pace),
       "the reconnection did not finish")
-    switch result.value! {
-    case .success(let found?) where found.serialNumber == reader.serialNumber:
+    switch result.value {
+    case .success(let found?)? where found.serialNumber == reader.serialNumber:
       say(
         "Reconnected to \(found) at \(found.locationId ?? "?"), running \(found.deviceSoftwareVersion ?? "?"): "
           + "the required update was installed first.")
-    case .success(let other):
+    case .success(let other)?:
       throw DemoFailure("the reconnection found \(other.map(\.serialNumber) ?? "nothing saved")")
-    case .failure(let error):
+    case .failure(let error)?:
       throw DemoFailure("the reconnection failed: \(error)")
+    case nil:
+      throw DemoFailure("the reconnection did not finish")
     }
   }
 
@@ -351,15 +364,17 @@ private final class Demo {
   private func release(
     _ version: String, for model: DeviceType, releasedAt: Date, requiredAt: Date, components: UpdateComponent,
     estimate: UpdateTimeEstimate
-  ) -> (release: UpdateRelease, image: Data) {
+  ) throws(DemoFailure) -> (release: UpdateRelease, image: Data) {
     let salt = version.utf8.reduce(0) { $0 &+ Int($1) }
     let bytes = Data((0..<(96 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ salt) })
-    let image = FirmwareImage(
-      url: URL(string: "https://updates.readerkit.example/\(model.rawValue)/\(version).bin")!, size: bytes.count,
-      sha256: SHA256Checksum.compute(bytes))
+    guard let url = URL(string: "https://updates.readerkit.example/\(model.rawValue)/\(version).bin") else {
+      throw DemoFailure("no image URL for \(version)")
+    }
+    let image = FirmwareImage(url: url, size: bytes.count, sha256: SHA256Checksum.compute(bytes))
     let release = UpdateRelease(
-      deviceType: model, version: try! SoftwareVersion(version), releasedAt: releasedAt, requiredAt: requiredAt,
-      components: components, durationEstimate: estimate, image: image)
+      deviceType: model, version: try attempt { () throws(ReaderError) in try SoftwareVersion(version) },
+      releasedAt: releasedAt, requiredAt: requiredAt, components: components, durationEstimate: estimate,
+      image: image)
     return (release, bytes)
   }
 

@@ -3,30 +3,38 @@ import Synchronization
 
 /// `readerctl discover`: scans the simulated world and shows what it finds.
 enum DiscoverCommand {
-  static let usage = """
-    usage: readerctl discover [--proximity] [--timeout S] [--readers N] [--seed N] [--speed X] [--json]
-
-      Scans a simulated Bluetooth world and lists the readers it finds, nearest first. On a terminal the
-      table updates in place and fits the window ("… and N more" when it is short); a `+` after a
-      battery level means the reader is charging.
-      --proximity  find the single nearest Chipper 2X held close to the device (reported twice:
-                   serial number first, then details; its LEDs flash)
-      --timeout S  stop after S simulated seconds (default 10); 0 scans until Ctrl-C
-      --readers N  readers in the world (default 3, 0-64)
-      --seed N     seed of the simulated world (default 1)
-      --speed X    simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise;
-                   1 for a scan without a limit, which cannot run unpaced)
-      --json       one JSON object per event instead of the table; the last line is the outcome,
-                   {"event": "result", "exitStatus": …, "error": …, "readers": […]}
-
-    exit status: 0 readers found, 64 usage, 69 no reader found (proximity), 75 scan timed out with
-    nothing found, 130 interrupted
-
-    """
+  static let help = CommandHelp(
+    command: "discover",
+    overview: "Scans the simulated world for readers and lists them, nearest first.",
+    synopses: ["[--proximity] [--timeout S] [--readers N] [--seed N] [--speed X] [--json]"],
+    discussion: [
+      "On a terminal the table updates in place and fits the window (\"… and N more\" when it is short); a + "
+        + "after a battery level means the reader is charging."
+    ],
+    options: [
+      .init(
+        "proximity", [],
+        "find the single nearest Chipper 2X held close to the device (reported twice: serial number first, "
+          + "then details; its LEDs flash)"),
+      .init("timeout", ["S"], "stop after S simulated seconds (default 10); 0 scans until Ctrl-C"),
+      .init("readers", ["N"], "readers in the world (default 3, 0-64)"),
+      .init("seed", ["N"], "seed of the simulated world (default 1)"),
+      .init(
+        "speed", ["X"],
+        "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise; 1 for a scan "
+          + "without a limit, which cannot run unpaced)"),
+      .init(
+        "json", [],
+        "one JSON object per event instead of the table; the last line is the outcome, {\"event\": \"result\", "
+          + "\"exitStatus\": …, \"error\": …, \"readers\": […]}"),
+    ],
+    exitStatuses: [
+      (0, "readers found"), (64, "usage"), (69, "no reader found (proximity)"), (74, "the output cannot be written"),
+      (75, "the scan timed out with nothing found"), (130, "interrupted"),
+    ])
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(
-      arguments, flags: ["proximity", "json"], options: ["timeout", "readers", "seed", "speed"])
+    let options = try help.parse(arguments)
     _ = try options.positionals(named: [])
     let proximity = options.has("proximity")
     let timeout = try options.number("timeout", default: 10, in: 0...86_400)
@@ -50,7 +58,7 @@ enum DiscoverCommand {
       configuration =
         proximity
         ? try BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build()
-        : try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout).build()
+        : try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(.seconds(timeout)).build()
     } catch {
       throw UsageError(error.message)
     }
@@ -129,8 +137,8 @@ enum DiscoverCommand {
 
   /// Cancels the discovery and runs the world until it has stopped, even after Ctrl-C.
   private static func stop(_ discovery: Cancelable, session: SimulationSession) {
-    let stopped = Outcome<CancelResult>()
-    discovery.cancel { stopped.set($0) }
+    let stopped = Outcome<Bool>()
+    discovery.cancel { _ in stopped.set(true) }
     session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
   }
 

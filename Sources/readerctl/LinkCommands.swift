@@ -5,50 +5,62 @@ import ReaderKit
 /// own process. `connect` saves the reader it connects to in the store; a later `reconnect` (a new
 /// process, the same `--seed` so it sees the same simulated world) finds it again from that record.
 enum LinkCommands {
-  static let connectUsage = """
-    usage: readerctl connect SERIAL --location ID [--store FILE] [--seed N] [--readers N] [--timeout S]
-                             [--speed X] [--json]
+  /// The options `connect` and `reconnect` share, after `--store`.
+  private static func sharedOptions(seedNote: String) -> [CommandHelp.Option] {
+    [
+      .init("seed", ["N"], "seed of the simulated world (default 1)" + seedNote),
+      .init("readers", ["N"], "readers in the world (default 3, 1-64)"),
+      .init("timeout", ["S"], "how long to look for the reader, in simulated seconds (default 30)"),
+      .init("speed", ["X"], "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)"),
+      .init(
+        "json", [],
+        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
+          + "\"result\", \"exitStatus\": …, \"error\": …, \"reader\": …}"),
+    ]
+  }
 
-      Scans the simulated world for the reader SERIAL, connects it to location ID and saves it in the
-      store for `readerctl reconnect`. The store is checked before the scan: one that cannot be
-      written fails at once.
-      --location ID  the location to connect the reader to (required, not empty)
-      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json); missing
-                     directories on the way are created (mode 0700)
-      --seed N       seed of the simulated world (default 1)
-      --readers N    readers in the world (default 3, 1-64)
-      --timeout S    how long to look for the reader, in simulated seconds (default 30)
-      --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
-      --json         one JSON object per event instead of the narration; the last line is the outcome,
-                     {"event": "result", "exitStatus": …, "error": …, "reader": …}
+  static let connectHelp = CommandHelp(
+    command: "connect",
+    overview: "Connects a simulated reader to a location and saves it for `readerctl reconnect`.",
+    synopses: ["SERIAL --location ID [--store FILE] [--seed N] [--readers N] [--timeout S] [--speed X] [--json]"],
+    discussion: [
+      "Scans the simulated world for the reader SERIAL, connects it to location ID and saves it in the store. The "
+        + "store is checked before the scan: one that cannot be written fails at once."
+    ],
+    arguments: [("SERIAL", "the serial number of the reader to connect")],
+    options: [
+      .init("location", ["ID"], "the location to connect the reader to (required, not empty)"),
+      .init(
+        "store", ["FILE"],
+        "the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json); missing directories on the way "
+          + "are created (mode 0700)"),
+    ] + sharedOptions(seedNote: ""),
+    exitStatuses: [
+      (0, "connected and saved"), (64, "usage"), (69, "reader not found"),
+      (74, "the store or the output cannot be written"), (75, "timed out"), (130, "interrupted"),
+      (1, "other failures"),
+    ])
 
-    exit status: 0 connected and saved, 64 usage, 69 reader not found, 74 store not writable, 75 timed
-    out, 130 interrupted, 1 other failure
-
-    """
-
-  static let reconnectUsage = """
-    usage: readerctl reconnect [--store FILE] [--seed N] [--readers N] [--timeout S] [--speed X] [--json]
-
-      Reconnects to the reader saved by `readerctl connect`, as an app does at launch: looks its serial
-      number up in the store, scans for it, and connects it to the saved location.
-      --store FILE   the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)
-      --seed N       seed of the simulated world (default 1); use the one given to `connect`
-      --readers N    readers in the world (default 3, 1-64)
-      --timeout S    how long to look for the reader, in simulated seconds (default 30)
-      --speed X      simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)
-      --json         one JSON object per event instead of the narration; the last line is the outcome,
-                     {"event": "result", "exitStatus": …, "error": …, "reader": …}
-
-    exit status: 0 reconnected, 64 usage, 65 corrupt store, 66 nothing saved, 69 reader not found in
-    time, 74 store not readable, 130 interrupted, 1 other failure
-
-    """
-
-  private static let commonOptions: Set<String> = ["store", "seed", "readers", "timeout", "speed"]
+  static let reconnectHelp = CommandHelp(
+    command: "reconnect",
+    overview: "Reconnects to the reader saved by `readerctl connect`, as an app does at launch.",
+    synopses: ["[--store FILE] [--seed N] [--readers N] [--timeout S] [--speed X] [--json]"],
+    discussion: [
+      "Looks the reader's serial number up in the store, scans for it, and connects it to the saved location. "
+        + "A reader saved by an app for real hardware (its record is not \"simulated\") fails with "
+        + "bluetoothUnsupported: readerctl drives only the simulator."
+    ],
+    options: [
+      .init("store", ["FILE"], "the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)")
+    ] + sharedOptions(seedNote: "; use the one given to `connect`"),
+    exitStatuses: [
+      (0, "reconnected"), (64, "usage"), (65, "corrupt store"), (66, "nothing saved"),
+      (69, "reader not found in time, or a real reader, which needs Bluetooth hardware"),
+      (74, "the store cannot be read, or the output written"), (130, "interrupted"), (1, "other failures"),
+    ])
 
   static func connect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions.union(["location"]))
+    let options = try connectHelp.parse(arguments)
     let serial = try options.positionals(named: ["SERIAL"])[0]
     guard !serial.allSatisfy(\.isWhitespace) else { throw UsageError("SERIAL must not be empty") }
     guard let location = options.string("location") else { throw UsageError("--location is required") }
@@ -77,7 +89,7 @@ enum LinkCommands {
     let listener = DiscoveryListener(session: session, quiet: true)
     let scan: BluetoothScanDiscoveryConfiguration
     do throws(ReaderError) {
-      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout.inSeconds).build()
+      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout).build()
     } catch {
       throw UsageError(error.message)
     }
@@ -87,8 +99,8 @@ enum LinkCommands {
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: timeout + .seconds(1)
     )
     guard seen, let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
-      let stopped = Outcome<CancelResult>()
-      discovery.cancel { stopped.set($0) }
+      let stopped = Outcome<Bool>()
+      discovery.cancel { _ in stopped.set(true) }
       session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
       if Interrupt.requested { return fail(session, "interrupted", .canceled("connectReader")) }
       let nearby = listener.latest.map(\.serialNumber).joined(separator: ", ")
@@ -124,7 +136,7 @@ enum LinkCommands {
   }
 
   static func reconnect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(arguments, flags: ["json"], options: commonOptions)
+    let options = try reconnectHelp.parse(arguments)
     _ = try options.positionals(named: [])
     let (session, store, timeout) = try setUp(options, console: console)
     let say = session.say

@@ -1,34 +1,45 @@
 import Foundation
 import NFCKit
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Runs `readerctl ndef <subcommand> …`; `arguments` excludes "readerctl" and "ndef".
-/// Writes to the given sinks and returns the process exit status (0, 64 usage, 65 data error, 66 no input).
+/// Writes to the given sinks and returns the process exit status (0, 64 usage, 65 data error, 66 no
+/// input, 74 output not writable). `--help` and `--version` are answered before this runs (`ReaderCtl`).
 ///
 /// - `ndef decode [--hex] FILE|-` prints the message as one line of JSON (``NDEFJSON``); `-` reads stdin;
 ///   `--hex` reads hex text (whitespace allowed between bytes) instead of raw bytes. Malformed input prints
 ///   one line on stderr, `readerctl: malformed NDEF at byte N: expected …` (or `readerctl: input is not hex
 ///   at byte N: …`), and exits 65 with nothing on stdout.
-/// - `ndef encode [--hex] [--output FILE] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)…` builds
-///   a message with one record per flag, in order, and writes its bytes raw (through `stdoutBytes`, or to FILE)
-///   or as hex. It refuses (65) a message that `ndef decode` would refuse — larger than `inputLimit` bytes (with
-///   `--hex`, hex text larger than that), or one the decoder rejects — with decode's words, and refuses (64) to
-///   write raw bytes to a terminal (`stdoutIsTerminal`) unless `--hex` or `--output` is given.
+/// - `ndef encode [--hex] [--output FILE] RECORD…` builds a message with one record per record option
+///   (`RecordOptions`), in order, and writes its bytes raw (through `stdoutBytes`, or to FILE) or as hex. It
+///   refuses (65) a message that `ndef decode` would refuse — larger than `inputLimit` bytes (with `--hex`,
+///   hex text larger than that), or one the decoder rejects — with decode's words, and refuses (64) to write
+///   raw bytes to a terminal (`stdoutIsTerminal`) unless `--hex` or `--output` is given.
 ///
-/// Input larger than `inputLimit` bytes is a data error (65): `stdin` returns `nil` when standard input holds
-/// more than that, and a file's size is checked before it is read. `--` ends the options.
+/// Input larger than `inputLimit` bytes is a data error (65): a file's size is checked before it is read.
+/// A usage error is one line, then the line pointing to the subcommand's help. `--` ends the options.
 ///
 /// Strings given to `stdout` and `stderr` are complete lines, ending in `"\n"`.
 func runNDEFCommand(
-  _ arguments: [String], inputLimit: Int = ReaderCtl.maximumInputSize, stdin: () -> [UInt8]?,
+  _ arguments: [String], inputLimit: Int = ReaderCtl.maximumInputSize, stdin: () -> StandardStreams.Input,
   stdout: (String) -> Void, stdoutBytes: ([UInt8]) -> Void, stderr: (String) -> Void, stdoutIsTerminal: Bool = false
 ) -> Int32 {
+  var help = NDEFCommand.help
   do throws(NDEFCommandFailure) {
-    guard let subcommand = arguments.first else { throw .usage(nil) }
+    guard let subcommand = arguments.first else { throw .usage("ndef needs a subcommand: decode or encode") }
     let rest = Array(arguments.dropFirst())
     let command = NDEFCommand(inputLimit: inputLimit)
     switch subcommand {
-    case "decode": stdout(try command.decode(rest, stdin: stdin))
+    case "decode":
+      help = NDEFCommand.decodeHelp
+      stdout(try command.decode(rest, stdin: stdin))
     case "encode":
+      help = NDEFCommand.encodeHelp
       let (output, file) = try command.encode(rest, stdoutIsTerminal: stdoutIsTerminal)
       switch (output, file) {
       case (.text(let text), nil): stdout(text)
@@ -36,48 +47,27 @@ func runNDEFCommand(
       case (.text(let text), let file?): try NDEFCommand.write(Array(text.utf8), to: file)
       case (.bytes(let bytes), let file?): try NDEFCommand.write(bytes, to: file)
       }
-    case "help", "--help", "-h": stdout(ndefUsage)
-    default: throw .usage("unknown subcommand '\(subcommand)'")
+    case "help": stdout(NDEFCommand.help.text)
+    default: throw .usage("unknown subcommand '\(subcommand)' for ndef")
     }
     return ExitStatus.success
   } catch {
-    stderr(error.report)
+    stderr(error.report + (error.status == ExitStatus.usage && error.isUsage ? help.seeHelp + "\n" : ""))
     return error.status
   }
 }
 
-/// The usage text of `readerctl ndef`, printed by `readerctl ndef help` and `--help`, and after usage errors.
-let ndefUsage = """
-  usage: readerctl ndef decode [--hex] [--] FILE|-
-         readerctl ndef encode [--hex] [--output FILE] (--text TEXT [--lang CODE] | --uri URI | --mime TYPE FILE)...
-
-    decode    print the NDEF message in FILE (- for stdin) as one line of JSON
-    encode    build a message with one record per --text, --uri or --mime, in order, and write its bytes
-    --hex     decode: read hex text (whitespace allowed between bytes); encode: write hex instead of raw bytes
-    --lang    language code of the preceding --text (default en)
-    --output  encode: write to FILE instead of standard output (- for standard output)
-    --        decode: what follows is the FILE, even if it starts with -
-
-  Inputs (FILE, stdin, --mime files) are limited to 16 MiB. Error offsets count bytes of the NDEF message
-  (with --hex, of the decoded bytes). encode refuses a message that decode would refuse (over 16 MiB, or
-  over 16 MiB of hex text with --hex), and refuses to write raw bytes to a terminal: add --hex or --output.
-
-  exit status: 0 ok, 64 usage, 65 malformed or oversized input or output, 66 input not found, 74 output not
-  writable
-
-  """
-
 /// Why the command stopped, and the exit status for it (the one place statuses are chosen).
 enum NDEFCommandFailure: Error {
-  /// Bad flags or arguments (64); the optional message comes before the usage text.
-  case usage(String?)
-  /// An argument value that cannot be used (64), reported without the usage text.
+  /// Bad flags or arguments (64), followed by the line pointing to the help.
+  case usage(String)
+  /// An argument value that cannot be used (64), reported alone.
   case invalidArgument(String)
   /// Malformed or oversized input data (65).
   case data(String)
   /// An input file that cannot be read (66).
   case noInput(String)
-  /// An output file that cannot be written (74).
+  /// An output file that cannot be written, or an input that failed mid-read (74).
   case output(String)
 
   var status: Int32 {
@@ -89,11 +79,17 @@ enum NDEFCommandFailure: Error {
     }
   }
 
-  /// What to print on stderr: one line, except that usage errors are followed by the usage text.
+  /// Whether this is bad usage, to be followed by the line pointing to the help.
+  var isUsage: Bool {
+    if case .usage = self { return true }
+    return false
+  }
+
+  /// What to print on stderr: one line.
   var report: String {
     switch self {
-    case .usage(let message): (message.map { "readerctl: \(Self.oneLine($0))\n" } ?? "") + ndefUsage
-    case .invalidArgument(let message), .data(let message), .noInput(let message), .output(let message):
+    case .usage(let message), .invalidArgument(let message), .data(let message), .noInput(let message),
+      .output(let message):
       "readerctl: \(Self.oneLine(message))\n"
     }
   }
@@ -123,47 +119,107 @@ struct NDEFCommand {
     case bytes([UInt8])
   }
 
-  /// One record asked for by `--text TEXT [--lang CODE]`, `--uri URI` or `--mime TYPE FILE`.
-  enum RecordSpec {
+  /// One record asked for by the record options (`RecordOptions`).
+  enum RecordSpec: Equatable {
     case text(String, language: String)
     case uri(String)
     case mime(type: String, file: String)
+    case smartPoster(SmartPosterSpec)
   }
+
+  /// A Smart Poster asked for by `--poster URI` and the options after it.
+  struct SmartPosterSpec: Equatable {
+    /// A title and its language code.
+    struct Title: Equatable {
+      var text: String
+      var language: String
+    }
+
+    var uri: String
+    var titles: [Title] = []
+    var action: SmartPosterRecord.Action?
+    var size: UInt32?
+    var resourceType: String?
+  }
+
+  static let help = CommandHelp(
+    command: "ndef",
+    overview: "Decodes and encodes NFC Forum NDEF messages.",
+    synopses: ["decode [--hex] [--] FILE|-", "encode [--hex] [--output FILE] RECORD..."],
+    subcommands: [
+      ("decode", "print the NDEF message in FILE (- for standard input) as one line of JSON"),
+      ("encode", "build a message with one record per record option, in order, and write its bytes"),
+    ],
+    notes: ["Run 'readerctl ndef decode --help' or 'readerctl ndef encode --help' for their options."],
+    exitStatuses: exitStatuses)
+
+  static let decodeHelp = CommandHelp(
+    command: "ndef decode",
+    overview: "Prints the NDEF message in FILE, or on standard input, as one line of JSON.",
+    synopses: ["[--hex] [--] FILE|-"],
+    arguments: [("FILE|-", "the message's file, or - for standard input; after --, even a name starting with -")],
+    options: [.init("hex", [], "read hex text (whitespace allowed between bytes) instead of raw bytes")],
+    notes: [
+      "The input is at most 16 MiB. Error offsets count bytes of the NDEF message (with --hex, of the decoded "
+        + "bytes)."
+    ],
+    exitStatuses: exitStatuses)
+
+  static let encodeHelp = CommandHelp(
+    command: "ndef encode",
+    overview: "Builds an NDEF message with one record per record option, in order, and writes its bytes.",
+    synopses: ["[--hex] [--output FILE] RECORD..."],
+    discussion: [
+      "RECORD is --text TEXT [--lang CODE], --uri URI, --mime TYPE FILE, or a Smart Poster: --poster URI "
+        + "followed by its --title TEXT [--lang CODE], --action, --resource-size and --resource-type."
+    ],
+    options: [
+      .init("hex", [], "write hex text instead of raw bytes"),
+      .init("output", ["FILE"], "write to FILE instead of standard output (- for standard output)"),
+    ] + RecordOptions.options,
+    notes: [
+      "--mime files are at most 16 MiB. encode refuses a message that decode would refuse (over 16 MiB, or over "
+        + "16 MiB of hex text with --hex), and refuses to write raw bytes to a terminal: add --hex or --output."
+    ],
+    exitStatuses: exitStatuses)
+
+  private static let exitStatuses: [(Int32, String)] = [
+    (0, "ok"), (64, "usage"), (65, "malformed or oversized input or output"), (66, "input not found or unreadable"),
+    (74, "the output cannot be written, or the input cannot be read to its end"),
+  ]
 
   /// The largest input read from stdin or a file.
   let inputLimit: Int
 
   // MARK: decode
 
-  func decode(_ arguments: [String], stdin: () -> [UInt8]?) throws(NDEFCommandFailure) -> String {
-    var hexInput = false
-    var inputs: [String] = []
-    for (index, argument) in arguments.enumerated() {
-      if argument == "--" {
-        inputs += arguments[(index + 1)...]
-        break
-      } else if argument == "--help" || argument == "-h" {
-        return ndefUsage
-      } else if argument == "--hex" {
-        hexInput = true
-      } else if argument.hasPrefix("-") && argument != "-" {
-        throw .usage("unknown option '\(argument)' for decode")
-      } else {
-        inputs.append(argument)
-      }
-    }
+  func decode(_ arguments: [String], stdin: () -> StandardStreams.Input) throws(NDEFCommandFailure) -> String {
+    let options = try Self.parse(arguments, Self.decodeHelp)
+    let inputs = options.positionals
     guard inputs.count == 1, let input = inputs.first else {
       throw .usage(inputs.isEmpty ? "decode needs a FILE (or - for stdin)" : "decode takes one FILE")
     }
     var bytes: [UInt8]
     if input == "-" {
-      guard let read = stdin() else { throw .data("standard input is larger than \(limitDescription)") }
-      bytes = read
+      switch stdin() {
+      case .bytes(let read): bytes = read
+      case .tooLarge: throw .data("standard input is larger than \(limitDescription)")
+      case .failed(let code): throw .output("cannot read standard input: \(Self.reason(code))")
+      }
     } else {
       bytes = try readFile(input)
     }
-    if hexInput { bytes = try Self.parseHex(bytes) }
+    if options.has("hex") { bytes = try Self.parseHex(bytes) }
     return NDEFJSON.render(try Self.decodeMessage(bytes)) + "\n"
+  }
+
+  /// `arguments` parsed against `help`'s options, a usage error as this command reports it.
+  private static func parse(_ arguments: [String], _ help: CommandHelp) throws(NDEFCommandFailure) -> ArgumentList {
+    do throws(UsageError) {
+      return try help.parse(arguments)
+    } catch {
+      throw .usage(error.message)
+    }
   }
 
   /// The message in `bytes`, as `decode` reads it (`encode` checks its own output with it).
@@ -212,29 +268,21 @@ struct NDEFCommand {
   // MARK: encode
 
   func encode(_ arguments: [String], stdoutIsTerminal: Bool) throws(NDEFCommandFailure) -> (Output, file: String?) {
-    var hexOutput = false
+    let options = try Self.parse(arguments, Self.encodeHelp)
+    if let extra = options.positionals.first { throw .usage("unexpected argument '\(extra)' for encode") }
+    let hexOutput = options.has("hex")
     var outputFile: String?
-    var specs: [RecordSpec] = []
-    var index = 0
-    while index < arguments.count {
-      if try Self.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
-      let argument = arguments[index]
-      switch argument {
-      case "--help", "-h": return (.text(ndefUsage), nil)
-      case "--hex": hexOutput = true
-      case "--output":
-        guard index + 1 < arguments.count else { throw .usage("--output needs a value") }
-        index += 1
-        let file = arguments[index]
-        guard !file.isEmpty else { throw .usage("--output needs a file name") }
-        outputFile = file == "-" ? nil : file
-      case "--":
-        if index + 1 < arguments.count { throw .usage("unexpected argument '\(arguments[index + 1])' for encode") }
-      default: throw .usage("unknown argument '\(argument)' for encode")
-      }
-      index += 1
+    if let file = options.string("output") {
+      guard !file.isEmpty else { throw .usage("--output needs a file name") }
+      outputFile = file == "-" ? nil : file
     }
-    guard !specs.isEmpty else { throw .usage("encode needs at least one --text, --uri or --mime") }
+    let specs: [RecordSpec]
+    do throws(UsageError) {
+      specs = try RecordOptions.specs(options)
+    } catch {
+      throw .usage(error.message)
+    }
+    guard !specs.isEmpty else { throw .usage("encode needs at least one --text, --uri, --mime or --poster") }
     if stdoutIsTerminal, !hexOutput, outputFile == nil {
       throw .invalidArgument(
         "refusing to write binary NDEF to a terminal: add --hex, give --output FILE, or redirect standard output")
@@ -242,43 +290,6 @@ struct NDEFCommand {
     let bytes = try message(specs)
     try refuseWhatDecodeWould(bytes, hexOutput: hexOutput)
     return (hexOutput ? .text(NDEFBytes(bytes).hex + "\n") : .bytes(bytes), outputFile)
-  }
-
-  /// Takes the record flag at `arguments[index]` (`--text`, `--lang`, `--uri`, `--mime`) and its values
-  /// into `specs`, and moves `index` past them; returns false, moving nothing, for any other argument.
-  /// A flag's value is taken as it is, even when it starts with `-`.
-  static func takeRecordFlag(_ arguments: [String], at index: inout Int, into specs: inout [RecordSpec])
-    throws(NDEFCommandFailure) -> Bool
-  {
-    let flag = arguments[index]
-    func values(_ count: Int) throws(NDEFCommandFailure) -> [String] {
-      guard index + count < arguments.count else {
-        throw .usage("\(flag) needs \(count == 1 ? "a value" : "\(count) values")")
-      }
-      return Array(arguments[(index + 1)...(index + count)])
-    }
-    let taken: Int
-    switch flag {
-    case "--text":
-      specs.append(.text(try values(1)[0], language: "en"))
-      taken = 1
-    case "--lang":
-      let language = try values(1)[0]
-      guard case .text(let text, _) = specs.last else { throw .usage("--lang must follow a --text") }
-      specs[specs.count - 1] = .text(text, language: language)
-      taken = 1
-    case "--uri":
-      specs.append(.uri(try values(1)[0]))
-      taken = 1
-    case "--mime":
-      let pair = try values(2)
-      specs.append(.mime(type: pair[0], file: pair[1]))
-      taken = 2
-    default:
-      return false
-    }
-    index += taken + 1
-    return true
   }
 
   /// The bytes of the message `specs` describe, one record per spec in order, as `encode` writes them;
@@ -293,9 +304,16 @@ struct NDEFCommand {
         case .text(let text, let language): records.append(try .text(text, languageCode: language))
         case .uri(let uri): records.append(try .uri(uri))
         case .mime(let type, _): records.append(try .media(type: type, payload: NDEFBytes(payload)))
+        case .smartPoster(let poster):
+          let record = SmartPosterRecord(
+            uri: URIRecord(uri: poster.uri),
+            titles: poster.titles.map { TextRecord(text: $0.text, languageCode: $0.language) }, action: poster.action,
+            size: poster.size,
+            resourceType: poster.resourceType)
+          records.append(try record.record())
         }
       } catch {
-        throw .invalidArgument("\(error.message); expected \(error.expected)")
+        throw .invalidArgument(Self.describe(error))
       }
     }
     do {
@@ -303,6 +321,18 @@ struct NDEFCommand {
     } catch {
       throw .invalidArgument(error.message)
     }
+  }
+
+  /// What is wrong with a record option's value: the message, and what was expected when the message
+  /// does not say it already.
+  static func describe(_ error: NDEFError) -> String {
+    var expected = Substring(error.expected)
+    // "a media type such as text/plain: 1 to 255 printable US-ASCII bytes" after a message that already
+    // says "is not a media type such as text/plain" adds only what follows the colon.
+    if let colon = expected.range(of: ": "), error.message.contains(expected[..<colon.lowerBound]) {
+      expected = expected[colon.upperBound...]
+    }
+    return error.message.contains(expected) ? error.message : "\(error.message); expected \(expected)"
   }
 
   /// Refuses, with decode's words, an encoded message that `decode` would refuse: over `inputLimit`
@@ -317,13 +347,23 @@ struct NDEFCommand {
     _ = try Self.decodeMessage(bytes)
   }
 
-  /// Writes `bytes` to the file at `path`, replacing it.
+  /// Writes `bytes` to the file at `path`, replacing what it held (created with mode 0666 less the
+  /// umask, as a shell's `>` does), through `DescriptorWriter` as every write of the tool.
   static func write(_ bytes: [UInt8], to path: String) throws(NDEFCommandFailure) {
-    do {
-      try Data(bytes).write(to: URL(fileURLWithPath: path))
-    } catch {
-      throw .output("cannot write \(path): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+    guard descriptor >= 0 else { throw .output("cannot write \(path): \(reason(errno))") }
+    if let code = DescriptorWriter.write(bytes, to: descriptor) {
+      _ = close(descriptor)
+      throw .output("cannot write \(path): \(reason(code))")
     }
+    // A file system that reports a failed write only at close (NFS, a full quota) is heard here.
+    guard close(descriptor) == 0 else { throw .output("cannot write \(path): \(reason(errno))") }
+  }
+
+  /// The system's words for `code`, in lower case as the rest of a report: `no space left on device`.
+  static func reason(_ code: Int32) -> String {
+    let text = String(cString: strerror(code))
+    return text.prefix(1).lowercased() + text.dropFirst()
   }
 
   // MARK: Files
@@ -339,34 +379,30 @@ struct NDEFCommand {
   /// A regular file's size is checked before anything is read; other files (a pipe, a device) are read
   /// up to one byte past the limit, so an endless one cannot exhaust memory.
   func readFile(_ path: String) throws(NDEFCommandFailure) -> [UInt8] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw .noInput("cannot read \(path): no such file")
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let code = errno
+      throw .noInput("cannot read \(path): \(code == ENOENT ? "no such file" : Self.reason(code))")
     }
-    guard !isDirectory.boolValue else { throw .noInput("cannot read \(path): is a directory") }
-    let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-    if attributes?[.type] as? FileAttributeType == .typeRegular, let size = attributes?[.size] as? Int,
-      size > inputLimit
-    {
-      throw tooLarge(path, size: size)
+    defer { _ = close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { throw .noInput("cannot read \(path): \(Self.reason(errno))") }
+    switch info.st_mode & S_IFMT {
+    case S_IFDIR: throw .noInput("cannot read \(path): is a directory")
+    case S_IFREG where Int(info.st_size) > inputLimit: throw tooLarge(path, size: Int(info.st_size))
+    default: break
     }
-    guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw .noInput("cannot read \(path): permission denied or unreadable")
-    }
-    defer { try? handle.close() }
     var bytes: [UInt8] = []
-    do {
-      while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
-        bytes += chunk
-        guard bytes.count <= inputLimit else {
-          throw NDEFCommandFailure.data("\(path) is larger than \(limitDescription)")
-        }
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count == 0 { return bytes }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw .output("cannot read \(path): \(Self.reason(errno))")
       }
-    } catch let failure as NDEFCommandFailure {
-      throw failure
-    } catch {
-      throw .noInput("cannot read \(path): \(error.localizedDescription)")
+      bytes += chunk[..<count]
+      guard bytes.count <= inputLimit else { throw .data("\(path) is larger than \(limitDescription)") }
     }
-    return bytes
   }
 }

@@ -79,10 +79,11 @@ final class NFCDemo: Sendable {
     reading.begin()
     try pause(.seconds(1))
     nfc.say("Ada holds her badge near the phone.")
-    radio.present(Tags.badge)
+    let badge = try Tags.badge()
+    radio.present(badge)
     let end = try awaitEnd(watcher)
     try expect(end, .readerSessionInvalidationErrorFirstNDEFTagRead)
-    radio.remove(Tags.badge.name)
+    radio.remove(badge.name)
   }
 
   private func waitInLine() throws(NFCDemoFailure) {
@@ -99,14 +100,16 @@ final class NFCDemo: Sendable {
     room.begin()
     try pause(.seconds(1))
     nfc.say("Ada holds her badge near the phone again.")
-    radio.present(Tags.badge)
+    let badge = try Tags.badge()
+    radio.present(badge)
     try expect(try awaitEnd(first), .readerSessionInvalidationErrorFirstNDEFTagRead)
-    radio.remove(Tags.badge.name)
+    radio.remove(badge.name)
     try pause(.seconds(1))
     nfc.say("She holds the phone near the tag beside the door of room 4.")
-    radio.present(Tags.room)
+    let roomTag = try Tags.room()
+    radio.present(roomTag)
     try expect(try awaitEnd(second), .readerSessionInvalidationErrorFirstNDEFTagRead)
-    radio.remove(Tags.room.name)
+    radio.remove(roomTag.name)
 
     let events = nfc.events
     let queued = events.contains { $0.session == room.identifier && $0.name == "didQueue" }
@@ -137,7 +140,7 @@ final class NFCDemo: Sendable {
     loop.start()
     try pause(.seconds(1))
     nfc.say("The courier holds the phone near the label.")
-    let label = Tags.parcel(1)
+    let label = try Tags.parcel(1)
     radio.add(label)
     radio.present(label.name, for: nfc.holdTime(forTagOf: label.ndefBytes?.count ?? 0))
     try check(nfc.run(until: { finished.isSet }, limit: .seconds(10)), "the read loop did not finish")
@@ -172,7 +175,7 @@ final class NFCDemo: Sendable {
       let target = reads.withLock { $0 } + 3
       var at = Duration.milliseconds(500)
       for _ in 0..<3 {
-        let tag = Tags.parcel(parcel)
+        let tag = try Tags.parcel(parcel)
         let hold = nfc.holdTime(forTagOf: tag.ndefBytes?.count ?? 0)
         radio.add(tag)
         session.clock.schedule(after: at) { [radio] in radio.present(tag.name, for: hold) }
@@ -218,7 +221,8 @@ final class NFCDemo: Sendable {
     radio.present(Tags.damagedLabel.name, for: .seconds(1))
     let end = try withExtendedLifetime(checker) { () throws(NFCDemoFailure) in
       try check(nfc.run(until: { checker.ended.isSet }, limit: .seconds(10)), "the label session did not end")
-      return checker.ended.value!
+      guard let end = checker.ended.value else { throw NFCDemoFailure("the label session did not end") }
+      return end
     }
     try expect(end, .readerSessionInvalidationErrorUserCanceled)
     try check(end.context["by"] == "app", "the label session was not ended by the app")
@@ -254,7 +258,8 @@ final class NFCDemo: Sendable {
   private func awaitEnd(_ watcher: SessionEndWatcher) throws(NFCDemoFailure) -> NFCReaderError {
     try withExtendedLifetime(watcher) { () throws(NFCDemoFailure) in
       try check(nfc.run(until: { watcher.ended.isSet }, limit: .seconds(10)), "the session did not end")
-      return watcher.ended.value!
+      guard let end = watcher.ended.value else { throw NFCDemoFailure("the session did not end") }
+      return end
     }
   }
 
@@ -284,23 +289,38 @@ private struct NFCDemoFailure: Error {
 
 /// The tags of the story.
 private enum Tags {
-  static let badge = SimulatedNFCTag(
-    name: "badge",
-    message: NDEFMessage(try! .text("Ada Lovelace, Engines"), try! .uri("https://example.com/staff/ada")))
-  static let room = SimulatedNFCTag(
-    name: "room-4-tag", message: NDEFMessage(try! .uri("https://example.com/rooms/4"), try! .text("Room 4")))
+  static func badge() throws(NFCDemoFailure) -> SimulatedNFCTag {
+    try tag("badge") { () throws(NDEFError) in
+      [try .text("Ada Lovelace, Engines"), try .uri("https://example.com/staff/ada")]
+    }
+  }
+
+  static func room() throws(NFCDemoFailure) -> SimulatedNFCTag {
+    try tag("room-4-tag") { () throws(NDEFError) in [try .uri("https://example.com/rooms/4"), try .text("Room 4")] }
+  }
+
   /// A Text record whose PAYLOAD_LENGTH (8) points past the end of the bytes: malformed at byte 2.
   static let damagedLabel = SimulatedNFCTag(
     name: "shelf-label", ndef: [0xD1, 0x01, 0x08, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x69])
 
-  static func parcel(_ number: Int) -> SimulatedNFCTag {
-    SimulatedNFCTag(name: "parcel-\(number)", message: NDEFMessage(try! .text("Parcel \(1040 + number)")))
+  static func parcel(_ number: Int) throws(NFCDemoFailure) -> SimulatedNFCTag {
+    try tag("parcel-\(number)") { () throws(NDEFError) in [try .text("Parcel \(1040 + number)")] }
+  }
+
+  private static func tag(_ name: String, _ records: () throws(NDEFError) -> [NDEFRecord]) throws(NFCDemoFailure)
+    -> SimulatedNFCTag
+  {
+    do throws(NDEFError) {
+      return SimulatedNFCTag(name: name, message: try NDEFMessage(records: records()))
+    } catch {
+      throw NFCDemoFailure("the tag \(name) cannot be built: \(error.message)")
+    }
   }
 }
 
 /// The app's side of the shelf-label check: connect, read, and on a failure first ask the worker to try
 /// again (the sheet's message changes), then give up with an error message on the sheet.
-private final class LabelChecker: NFCNDEFReaderSessionTagDelegate {
+private final class LabelChecker: NFCNDEFReaderSessionTagDelegate, Sendable {
   static let tryAgain = "That label could not be read. Hold the phone flat against it."
   static let giveUp = "This label is damaged. Please replace it."
 

@@ -6,7 +6,7 @@ import Synchronization
 /// `readerctl nfc scan`: tag files brought one after another to the simulated NFC device, read through
 /// a reader session (or, `--continuous`, through the read loop's sessions).
 ///
-/// How it ends, and its status (see `NFCCommand.usage`):
+/// How it ends, and its status (see `NFCCommand.scanHelp`):
 /// - one session (`invalidateAfterFirstRead`): the first message read ends it (0). A session that reads
 ///   nothing ends at the system's time limit: 65 when a tag's message was malformed or blank (the
 ///   first such tag's error, with its byte offset), 75 when no tag gave anything (no tags at all).
@@ -21,8 +21,7 @@ enum NFCScanCommand {
   private static let gap = Duration.seconds(1)
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(
-      arguments, flags: ["tags", "continuous", "hex", "json"], options: ["seed", "speed"])
+    let options = try NFCCommand.scanHelp.parse(arguments)
     let files = options.positionals
     if !options.has("tags"), let first = files.first {
       throw UsageError("unexpected argument '\(first)': tag files follow --tags")

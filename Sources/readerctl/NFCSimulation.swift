@@ -167,6 +167,11 @@ enum NFCNarration {
     return "\(error.code) (\(error.errorCode)): \(error.message)"
   }
 
+  /// Why a tag command failed, as `failure(_:)` says it; the error of a tag's completion handler.
+  static func failure(_ error: any Error) -> String {
+    failure(error as? NFCReaderError ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(error)"))
+  }
+
   /// Why a session ended, in words.
   static func reason(_ error: NFCReaderError) -> String {
     switch error.code {
@@ -196,6 +201,11 @@ enum NFCNarration {
   /// A message as a person reads it: each record's meaning, `; ` between records.
   static func summary(_ message: NDEFMessage) -> String {
     message.records.map(summary).joined(separator: "; ")
+  }
+
+  /// A message read from a tag (Core NFC's face), as `summary(_:)` says it.
+  static func summary(_ message: NFCNDEFMessage) -> String {
+    (try? NDEFMessage(message)).map(summary) ?? "a message that is not valid NDEF"
   }
 
   private static func summary(_ record: NDEFRecord) -> String {

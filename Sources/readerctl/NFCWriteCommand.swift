@@ -15,28 +15,10 @@ enum NFCWriteCommand {
   static let alertMessage = "Hold the tag near the reader to write it."
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    // The record flags keep their order (and `--lang` belongs to the `--text` before it), so they are
-    // taken out first, exactly as `ndef encode` takes them; the rest are this command's options.
-    var specs: [NDEFCommand.RecordSpec] = []
-    var rest: [String] = []
-    var index = 0
-    while index < arguments.count {
-      if arguments[index] == "--" {
-        rest += arguments[index...]
-        break
-      }
-      do throws(NDEFCommandFailure) {
-        if try NDEFCommand.takeRecordFlag(arguments, at: &index, into: &specs) { continue }
-      } catch {
-        guard case .usage(let message?) = error else { throw UsageError("bad record options") }
-        throw UsageError(message)
-      }
-      rest.append(arguments[index])
-      index += 1
-    }
-    let options = try ArgumentList(rest, flags: ["json", "read-only"], options: ["capacity", "seed", "speed"])
+    let options = try NFCCommand.writeHelp.parse(arguments)
     _ = try options.positionals(named: [])
-    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri or --mime") }
+    let specs = try RecordOptions.specs(options)
+    guard !specs.isEmpty else { throw UsageError("nfc write needs at least one --text, --uri, --mime or --poster") }
     let capacity = try options.integer(
       "capacity", default: SimulatedNFCTag.defaultCapacity, in: 0...NFCCommand.tagLimit)
     let readOnly = options.has("read-only")
@@ -119,7 +101,7 @@ enum NFCWriteCommand {
   }
 
   /// The app's side of the read-write session.
-  private final class TagWriter: NFCNDEFReaderSessionTagDelegate {
+  private final class TagWriter: NFCNDEFReaderSessionTagDelegate, Sendable {
     struct Result {
       var status: NFCNDEFStatus?
       var capacity = 0
@@ -159,7 +141,7 @@ enum NFCWriteCommand {
             if let error { return fail(session, "writeNDEF", error) }
             nfc.say("writeNDEF: \(message.length) bytes written.")
             tag.readNDEF { [self] readBack, error in
-              guard let readBack else {
+              guard let readBack = readBack.flatMap({ try? NDEFMessage($0) }) else {
                 return fail(
                   session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
               }
@@ -174,7 +156,8 @@ enum NFCWriteCommand {
     }
 
     /// Ends the session showing why on the sheet, as Core NFC's samples do.
-    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: NFCReaderError) {
+    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: any Error) {
+      let error = error as? NFCReaderError ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(error)")
       state.withLock { $0.failure = error }
       nfc.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
       session.invalidate(errorMessage: Self.sheetText(for: error))

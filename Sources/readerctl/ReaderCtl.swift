@@ -1,43 +1,46 @@
 /// `readerctl`: the ReaderKit command-line tool. Dispatches to a subcommand and returns the exit
-/// status; usage errors print the subcommand's usage on standard error and exit 64.
+/// status. `--help` (`-h`) and `--version` (`-V`) work after any command; a usage error prints the
+/// error and one line pointing to the command's help, and exits 64.
 enum ReaderCtl {
   /// The version `readerctl --version` prints: ReaderKit's, which this tool ships with.
   static let version = "0.1.0"
 
-  static let usage = """
-    usage: readerctl <command> [options]
-           readerctl --version
-
-    commands:
-      demo       a narrated run of the reader lifecycle on the built-in simulator
-      discover   scan the simulated world for readers (--proximity for the nearest Chipper 2X)
-      connect    connect a simulated reader to a location and save it for the next launch
-      reconnect  reconnect to the saved reader, as an app does at launch
-      update     check a simulated reader against an update manifest, and install what applies
-      ndef       decode and encode NFC Forum NDEF messages
-      nfc        read and write NDEF tags through reader sessions on a simulated NFC device
-      help       show this text, or `readerctl help <command>` for one command
-
-    Run `readerctl <command> --help` for a command's options. `--` ends a command's options: what
-    follows is an argument even if it starts with `-` (`readerctl ndef decode -- -file.ndef`).
-
-    """
+  static let help = CommandHelp(
+    command: "",
+    overview: "The ReaderKit command-line tool: reader lifecycles and NFC reader sessions on the built-in "
+      + "simulator, NDEF messages, and software update manifests.",
+    synopses: ["<command> [options]", "--version"],
+    subcommands: [
+      ("demo", "a narrated run of the reader lifecycle on the built-in simulator"),
+      ("discover", "scan the simulated world for readers (--proximity for the nearest Chipper 2X)"),
+      ("connect", "connect a simulated reader to a location and save it for the next launch"),
+      ("reconnect", "reconnect to the saved reader, as an app does at launch"),
+      ("update", "check a simulated reader against an update manifest, and install what applies"),
+      ("ndef", "decode and encode NFC Forum NDEF messages"),
+      ("nfc", "read and write NDEF tags through reader sessions on a simulated NFC device"),
+      ("help", "show this text, or `readerctl help <command>` for one command"),
+    ],
+    notes: [
+      "Run 'readerctl <command> --help' for a command's options. `--` ends a command's options: what follows "
+        + "is an argument even if it starts with - (readerctl ndef decode -- -file.ndef)."
+    ])
 
   static func main(_ arguments: [String], console: Console) -> Int32 {
-    guard let command = arguments.first else {
-      console.error(usage)
-      return ExitStatus.usage
-    }
-    if command == "--version" || command == "-V" {
+    let options = arguments.prefix { $0 != "--" }
+    let topic = helpTopic(arguments)
+    if options.contains("--version") || options.contains("-V") {
       console.line("readerctl \(version)")
       return ExitStatus.success
     }
-    let rest = Array(arguments.dropFirst())
-    let options = rest.prefix { $0 != "--" }
-    if ["--help", "-h"].contains(where: options.contains), let text = usage(of: command) {
-      console.write(text)
+    if options.contains("--help") || options.contains("-h") {
+      console.write(topic.text)
       return ExitStatus.success
     }
+    guard let command = arguments.first else {
+      console.error("readerctl: no command given\n\(help.seeHelp)\n")
+      return ExitStatus.usage
+    }
+    let rest = Array(arguments.dropFirst())
     do throws(UsageError) {
       switch command {
       case "demo": return try DemoCommand.run(rest, console: console)
@@ -52,19 +55,19 @@ enum ReaderCtl {
           stdout: console.write, stdoutBytes: { console.write(bytes: $0) }, stderr: console.error,
           stdoutIsTerminal: console.isTerminal)
       case "nfc": return try NFCCommand.run(rest, console: console)
-      case "help", "--help", "-h":
-        guard let topic = rest.first else {
-          console.write(usage)
+      case "help":
+        guard !rest.isEmpty else {
+          console.write(help.text)
           return ExitStatus.success
         }
-        guard let text = self.usage(of: topic) else { throw UsageError("no command '\(topic)'") }
-        console.write(text)
+        guard let text = self.help(of: rest) else { throw UsageError("no command '\(rest.joined(separator: " "))'") }
+        console.write(text.text)
         return ExitStatus.success
       default:
         throw UsageError("unknown command '\(command)'")
       }
     } catch {
-      console.error("readerctl: \(error.message)\n\n" + (usage(of: command) ?? usage))
+      console.error("readerctl: \(error.message)\n\(topic.seeHelp)\n")
       return ExitStatus.usage
     }
   }
@@ -73,17 +76,35 @@ enum ReaderCtl {
   /// kilobytes on a tag; this leaves room for files built by tools).
   static let maximumInputSize = 16 * 1024 * 1024
 
-  private static func usage(of command: String) -> String? {
-    switch command {
-    case "demo": DemoCommand.usage
-    case "discover": DiscoverCommand.usage
-    case "connect": LinkCommands.connectUsage
-    case "reconnect": LinkCommands.reconnectUsage
-    case "update": UpdateCommand.usage
-    case "ndef": ndefUsage
-    case "nfc": NFCCommand.usage
-    case "help": usage
+  /// The help of the command `arguments` run: a subcommand's (`nfc scan`) when one is named, the
+  /// command's, or the tool's.
+  private static func helpTopic(_ arguments: [String]) -> CommandHelp {
+    help(of: Array(arguments.prefix(2))) ?? help(of: Array(arguments.prefix(1))) ?? help
+  }
+
+  /// The help of the command named by `words` (`["nfc", "scan"]`), if there is one.
+  private static func help(of words: [String]) -> CommandHelp? {
+    switch words {
+    case ["demo"], ["demo", "nfc"]: DemoCommand.help
+    case ["discover"]: DiscoverCommand.help
+    case ["connect"]: LinkCommands.connectHelp
+    case ["reconnect"]: LinkCommands.reconnectHelp
+    case ["update"]: UpdateCommand.help
+    case ["ndef"]: NDEFCommand.help
+    case ["ndef", "decode"]: NDEFCommand.decodeHelp
+    case ["ndef", "encode"]: NDEFCommand.encodeHelp
+    case ["nfc"]: NFCCommand.help
+    case ["nfc", "scan"]: NFCCommand.scanHelp
+    case ["nfc", "write"]: NFCCommand.writeHelp
+    case ["help"]: help
     default: nil
     }
   }
+
+  /// Every command's help, for the tests that hold them to the width and sections.
+  static let allHelp: [CommandHelp] = [
+    help, DemoCommand.help, DiscoverCommand.help, LinkCommands.connectHelp, LinkCommands.reconnectHelp,
+    UpdateCommand.help, NDEFCommand.help, NDEFCommand.decodeHelp, NDEFCommand.encodeHelp, NFCCommand.help,
+    NFCCommand.scanHelp, NFCCommand.writeHelp,
+  ]
 }

@@ -5,59 +5,87 @@ import Synchronization
 
 /// `readerctl update`: checks a simulated reader against an update manifest, and installs what applies.
 enum UpdateCommand {
-  static let usage = """
-    usage: readerctl update --catalog PATH|URL [--serial S] [--device-type T] [--installed-version V]
-                            [--location ID] [--date DATE] [--install] [--stall-timeout S] [--seed N]
-                            [--readers N] [--speed X] [--json]
-
-      Checks a simulated reader against an update manifest (a file, or an http: or https: URL) and
-      prints the update that applies to it: its version, components, estimate, whether it is required,
-      requiredAt, and its image's size and SHA-256 digest. With --install the reader connects with the
-      catalog and installs it: a required update while it connects, an optional one afterwards with
-      installAvailableUpdate(). The image is downloaded and checked against its size and digest before
-      the first byte goes to the reader; on a terminal a progress bar shows the install and the time
-      left. The reader is not saved for `readerctl reconnect`.
-      --catalog PATH|URL     the manifest: a file path, a file: URL, or an http: or https: URL
-      --serial S             the reader with serial number S (default: the first in the world)
-      --device-type T        the first reader of model T: chipper2X, stripeM2 or wisePad3; with
-                             --serial, that reader must be of model T
-      --installed-version V  the version the reader runs (default: its own, e.g. 2.01.00.16)
-      --location ID          the location the reader is at (default tml_readerctl); a release may be
-                             offered at some locations only
-      --date DATE            check as of DATE: 2026-06-01 (midnight UTC) or an ISO 8601 date-time with
-                             a time zone, 2026-06-01T09:30:00Z; not before 2026-01-01 (default: now)
-      --install              install the update that applies
-      --stall-timeout S      how long an HTTP catalog may stay silent, in seconds (default 15)
-      --seed N               seed of the simulated world (default 1)
-      --readers N            readers in the world (default 3, 1-64)
-      --speed X              simulated seconds per real second (default: 4 on a terminal, 0 = unpaced
-                             otherwise); installs run 8 times faster than that
-      --json                 one JSON object per event instead of the narration; the last line is the
-                             outcome, {"event": "result", "exitStatus": …, "error": …, "catalog": …,
-                             "date": …, "installedSoftware": …, "update": … | null, "required": …}, with
-                             the "reader" after an install
-
-    exit status: 0 checked (and installed), 64 usage, 65 malformed manifest, or an image whose size or
-    digest is wrong, 66 manifest or image file missing or unreadable, 69 no such reader in the world,
-    or a catalog server that cannot be reached, 75 a catalog server that stalls, or an install that
-    could not run now (battery low, reader out of range), 130 interrupted, 1 other failure
-
-    """
+  static let help = CommandHelp(
+    command: "update",
+    overview: "Checks a simulated reader against an update manifest, and installs the update that applies.",
+    synopses: [
+      "--catalog PATH|URL [--serial S] [--device-type T] [--installed-version V] [--location ID] [--date DATE] "
+        + "[--install] [--dock] [--stall-timeout S] [--fetch-timeout S] [--seed N] [--readers N] [--speed X] [--json]"
+    ],
+    discussion: [
+      "Prints the update that applies to the reader: its version, components, estimate, whether it is "
+        + "required, requiredAt, and its image's size and SHA-256 digest. The manifest is fetched once."
+    ],
+    options: [
+      .init("catalog", ["PATH|URL"], "the manifest: a file path, a file: URL, or an http: or https: URL"),
+      .init("serial", ["S"], "the reader with serial number S (default: the first in the world)"),
+      .init(
+        "device-type", ["T"],
+        "the first reader of model T: chipper2X, stripeM2 or wisePad3; with --serial, that reader must be of "
+          + "model T"),
+      .init("installed-version", ["V"], "the version the reader runs (default: its own, e.g. 2.01.00.16)"),
+      .init(
+        "location", ["ID"],
+        "the location the reader is at (default tml_readerctl); a release may be offered at some locations only"),
+      .init(
+        "date", ["DATE"],
+        "check as of DATE: 2026-06-01 (midnight UTC) or an ISO 8601 date-time with a time zone, "
+          + "2026-06-01T09:30:00Z; not before 2026-01-01 (default: now)"),
+      .init(
+        "install", [],
+        "install the update: the reader connects with the catalog's answer and installs it, a required update "
+          + "while it connects, an optional one afterwards with installAvailableUpdate(). The image is downloaded "
+          + "and checked against its size and digest first; on a terminal a progress bar shows the download, "
+          + "then the install and the time left. The reader is kept in memory only, never in the store "
+          + "`readerctl reconnect` reads."),
+      .init(
+        "dock", [],
+        "with --install, put the reader on its charging dock first: a reader below 50 % battery that is not "
+          + "charging refuses to update"),
+      .init("stall-timeout", ["S"], "how long an HTTP catalog may stay silent, in seconds (default 15)"),
+      .init(
+        "fetch-timeout", ["S"],
+        "how long one HTTP fetch (the manifest, or the image) may take in all, in seconds (default: 10 s and one "
+          + "more for every 64 KiB the fetch may bring)"),
+      .init("seed", ["N"], "seed of the simulated world (default 1)"),
+      .init("readers", ["N"], "readers in the world (default 3, 1-64)"),
+      .init(
+        "speed", ["X"],
+        "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise); installs run 8 "
+          + "times faster than that"),
+      .init(
+        "json", [],
+        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
+          + "\"result\", \"exitStatus\": …, \"error\": …, \"catalog\": …, \"date\": …, \"installedSoftware\": …, "
+          + "\"update\": … | null, \"required\": …}, with the \"reader\" after an install"),
+    ],
+    exitStatuses: [
+      (0, "checked (and installed)"), (64, "usage"),
+      (65, "a malformed manifest or server response, or an image whose size or digest is wrong"),
+      (66, "a manifest or image file that is missing or unreadable"),
+      (69, "no such reader in the world, or a catalog server that cannot be reached"),
+      (74, "the output cannot be written"),
+      (
+        75,
+        "a catalog server that stalls or outlasts --fetch-timeout, or an install that cannot run now (battery "
+          + "low without --dock, reader out of range)"
+      ),
+      (130, "interrupted"), (1, "other failures"),
+    ])
 
   /// The location the reader is at unless `--location` says otherwise.
   static let defaultLocation = "tml_readerctl"
 
   static func run(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
-    let options = try ArgumentList(
-      arguments, flags: ["install", "json"],
-      options: [
-        "catalog", "serial", "device-type", "installed-version", "location", "date", "stall-timeout", "seed",
-        "readers", "speed",
-      ])
+    let options = try help.parse(arguments)
     _ = try options.positionals(named: [])
     guard let catalogText = options.string("catalog") else { throw UsageError("--catalog is required") }
     let stallTimeout = try options.number("stall-timeout", default: 15, in: 0.001...3600)
-    let source = try CatalogSource(catalogText, stallTimeout: Duration.seconds(exactly: stallTimeout)!)
+    let fetchTimeout = try options.string("fetch-timeout").map { _ throws(UsageError) in
+      try options.number("fetch-timeout", default: 0, in: 0.001...86_400)
+    }
+    let source = try CatalogSource(
+      catalogText, stallTimeout: .seconds(stallTimeout), fetchTimeout: fetchTimeout.map { .seconds($0) })
     let deviceType = try options.string("device-type").map { text throws(UsageError) -> DeviceType in
       guard let type = DeviceType(rawValue: text) else {
         let names = DeviceType.allCases.map(\.rawValue).joined(separator: ", ")
@@ -85,7 +113,7 @@ enum UpdateCommand {
     let check = UpdateCheck(
       session: session, source: source, serial: options.string("serial"), deviceType: deviceType, version: version,
       location: location)
-    return check.run(install: options.has("install"))
+    return check.run(install: options.has("install"), dock: options.has("dock"))
   }
 
   /// `2026-06-01` (midnight UTC) or an ISO 8601 date-time with a time zone, not before the simulation's
@@ -119,7 +147,7 @@ private struct CatalogSource {
   /// The manifest's location, as shown and reported: a path, or a URL.
   var location: String
 
-  init(_ text: String, stallTimeout: Duration) throws(UsageError) {
+  init(_ text: String, stallTimeout: Duration, fetchTimeout: Duration?) throws(UsageError) {
     guard !text.isEmpty else { throw UsageError("--catalog needs a file path or a URL") }
     guard let scheme = text.firstMatch(of: /^([A-Za-z][A-Za-z0-9+.\-]*):\/\//)?.1.lowercased() else {
       let catalog = ManifestUpdateCatalog(path: text)
@@ -130,7 +158,9 @@ private struct CatalogSource {
       throw UsageError("--catalog: '\(text)' is not a valid URL")
     }
     switch scheme {
-    case "http", "https": catalog = HTTPUpdateCatalog(manifestURL: url, stallTimeout: stallTimeout)
+    case "http", "https":
+      catalog = HTTPUpdateCatalog(
+        manifestURL: url, stallTimeout: stallTimeout, totalTimeout: fetchTimeout ?? .seconds(600))
     case "file": catalog = ManifestUpdateCatalog(manifestURL: url)
     default: throw UsageError("--catalog takes a file path or an http:, https: or file: URL, not a \(scheme): URL")
     }
@@ -150,7 +180,7 @@ private struct UpdateCheck {
 
   private var console: Console { session.console }
 
-  func run(install: Bool) -> Int32 {
+  func run(install: Bool, dock: Bool) -> Int32 {
     var fields: [(String, JSONValue)] = [
       ("catalog", .string(source.location)), ("date", .string(session.date.formatted(.iso8601))),
     ]
@@ -160,9 +190,14 @@ private struct UpdateCheck {
     case .failure(let error): return fail("the reader is not in the simulated world", error, fields)
     }
     if let version { session.world.setSoftwareVersion(reader.serialNumber, version.description) }
+    let running: SoftwareVersion
+    do throws(ReaderError) {
+      if let version { running = version } else { running = try SoftwareVersion(reader.softwareVersion) }
+    } catch {
+      return fail("the reader's software version cannot be read", error, fields)
+    }
     let installed = InstalledSoftware(
-      deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: location,
-      version: version ?? (try? SoftwareVersion(reader.softwareVersion)) ?? (try! SoftwareVersion("0")))
+      deviceType: reader.deviceType, serialNumber: reader.serialNumber, locationId: location, version: running)
     fields.append(("installedSoftware", installed.json))
 
     let availability: UpdateAvailability
@@ -181,7 +216,7 @@ private struct UpdateCheck {
     fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
     report(reader, installed, availability, required: required == true, install: install)
     guard install, let update = availability.update else { return session.finish(.success(fields)) }
-    return self.install(update, on: reader, fields)
+    return self.install(update, on: reader, dock: dock, fields)
   }
 
   /// The reader `--serial` and `--device-type` pick, or the first in the world.
@@ -243,12 +278,12 @@ private struct UpdateCheck {
   }
 
   /// Connects the reader with the catalog and installs `update`; returns the exit status.
-  private func install(_ update: ReaderSoftwareUpdate, on simulated: SimulatedReader, _ fields: [(String, JSONValue)])
-    -> Int32
-  {
+  private func install(
+    _ update: ReaderSoftwareUpdate, on simulated: SimulatedReader, dock: Bool, _ fields: [(String, JSONValue)]
+  ) -> Int32 {
     let serial = simulated.serialNumber
     let say = session.say
-    if simulated.batteryLevel < SimulatedBluetoothCentral.minimumUpdateBattery, !simulated.isCharging {
+    if dock, simulated.batteryLevel < SimulatedBluetoothCentral.minimumUpdateBattery, !simulated.isCharging {
       say(
         "\(serial)'s battery is at \(Int((simulated.batteryLevel * 100).rounded())) %: it goes on its charging "
           + "dock first (a reader refuses to update below 50 % unless it is charging).")
@@ -260,14 +295,19 @@ private struct UpdateCheck {
     say("Looking for \(serial)…")
     let listener = DiscoveryListener(session: session, quiet: true)
     let scanEnded = Outcome<ReaderError?>()
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(30).build()
+    let scan: BluetoothScanDiscoveryConfiguration
+    do throws(ReaderError) {
+      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(30).build()
+    } catch {
+      return fail("the scan cannot be configured", error, fields)
+    }
     let discovery = terminal.discoverReaders(scan, delegate: listener) { scanEnded.set($0) }
     session.run(
       until: { listener.latest.contains { $0.serialNumber == serial } || scanEnded.isSet }, limit: .seconds(31))
     guard let reader = listener.latest.first(where: { $0.serialNumber == serial }) else {
-      let stopped = Outcome<CancelResult>()
+      let stopped = Outcome<Bool>()
       noteInterrupt()
-      discovery.cancel { stopped.set($0) }
+      discovery.cancel { _ in stopped.set(true) }
       session.run(until: { stopped.isSet }, limit: .seconds(10), paced: false, interruptible: false)
       if Interrupt.requested { return fail("interrupted", .canceled("update"), fields) }
       return fail(

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import MCUmgr
 import NFCKit
+import PCSCKit
 import ReaderCore
 import ReaderKit
 
@@ -19,13 +20,16 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case jsonSyntax
   /// The update manifest parser.
   case manifest
-  /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
-  /// `GetManagedObjects` reply; the same bytes as a signature.
-  case dbusMessage
+  /// The answers of an NFC tag behind a PC/SC reader: the Type 4 and Type 2 procedures fed the input
+  /// as a tag's responses, and the Type 2 TLV and Type 4 capability container parsers on it directly.
+  case tagResponses
   /// `CBORDecoder`, with an encode/decode round trip.
   case cbor
   /// `SMPReassembler` over notifications cut from the input, and the frames it puts together.
   case smpFrames
+  /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
+  /// `GetManagedObjects` reply; the same bytes as a signature.
+  case dbusMessage
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -34,9 +38,10 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .storeRecord: Self.storeRecord(bytes)
     case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
     case .manifest: Self.manifest(bytes)
-    case .dbusMessage: Self.dbusMessage(bytes)
+    case .tagResponses: Self.tagResponses(bytes)
     case .cbor: Self.cbor(bytes)
     case .smpFrames: Self.smpFrames(bytes)
+    case .dbusMessage: Self.dbusMessage(bytes)
     }
   }
 
@@ -71,18 +76,38 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     }
   }
 
-  private static func dbusMessage(_ bytes: [UInt8]) {
-    _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
-    _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
-    guard let message = try? DBusMessage.decode(bytes) else { return }
-    _ = BlueZSignal(message)
-    _ = BlueZSignal.managedObjects(message)
-    // Compared as bytes: a NaN double is not equal to itself as a value.
-    let encoded = message.encoded()
-    guard let again = try? DBusMessage.decode(encoded) else {
-      fatalError("a decoded D-Bus message does not decode after re-encoding")
+  /// The first byte picks the operation and the tag family; the rest is the tag's answers, each a length
+  /// byte and that many bytes. A procedure ends, or runs out of answers, without asking for more than
+  /// one command per answer; a message it reads is never larger than the input.
+  private static func tagResponses(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let operations: [TagOperation] = [.queryStatus, .read, .write(Array(bytes.prefix(300))), .lock]
+    let family: TagFamily = first & 0x10 == 0 ? .type4 : .type2
+    var procedure = TagProcedure(operations[Int(first & 0x03)], on: family)
+    var rest = bytes.dropFirst()
+    var step = procedure.start()
+    while case .transmit = step, let length = rest.first {
+      let answer = Array(rest.dropFirst().prefix(Int(length)))
+      rest = rest.dropFirst(1 + answer.count)
+      step = procedure.receive(answer)
     }
-    guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
+    if case .finished(.success(.read(let message))) = step, message.count > bytes.count {
+      fatalError("a \(message.count)-byte message read from \(bytes.count) bytes of answers")
+    }
+    let area = Array(bytes.dropFirst())
+    if case .ndef(_, let value, let length, _) = Type2TLVScan.scan(area, size: area.count),
+      value + length > area.count
+    {
+      fatalError("an NDEF TLV past the data area was accepted")
+    }
+    if let container = try? Type4CapabilityContainer(area), !(1...0xFFFC).contains(container.capacity) {
+      fatalError("a capability container with capacity \(container.capacity) was accepted")
+    }
+  }
+
+  private static func manifest(_ bytes: [UInt8]) {
+    let url = URL(fileURLWithPath: "/fuzz/manifest.json")
+    _ = try? UpdateManifest.parse(Data(bytes), url: url, imageSchemes: ["file", "http", "https"])
   }
 
   private static func cbor(_ bytes: [UInt8]) {
@@ -115,8 +140,17 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     }
   }
 
-  private static func manifest(_ bytes: [UInt8]) {
-    let url = URL(fileURLWithPath: "/fuzz/manifest.json")
-    _ = try? UpdateManifest.parse(Data(bytes), url: url, imageSchemes: ["file", "http", "https"])
+  private static func dbusMessage(_ bytes: [UInt8]) {
+    _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
+    _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
+    guard let message = try? DBusMessage.decode(bytes) else { return }
+    _ = BlueZSignal(message)
+    _ = BlueZSignal.managedObjects(message)
+    // Compared as bytes: a NaN double is not equal to itself as a value.
+    let encoded = message.encoded()
+    guard let again = try? DBusMessage.decode(encoded) else {
+      fatalError("a decoded D-Bus message does not decode after re-encoding")
+    }
+    guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
   }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import NFCKit
 import ReaderCore
 import ReaderSimulator
@@ -22,28 +23,29 @@ import Testing
 
   private static func connect(_ h: NFCHarness, _ session: NFCNDEFReaderSession, _ tag: NFCNDEFTag) -> NFCReaderError?? {
     let result = Box<NFCReaderError?>()
-    session.connect(to: tag) { result.put($0) }
+    session.connect(to: tag) { result.put(readerError($0)) }
     h.run(.seconds(1))
     return result.last
   }
 
-  private static func read(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NFCNDEFMessage?, NFCReaderError?)? {
-    let result = Box<(NFCNDEFMessage?, NFCReaderError?)>()
-    tag.readNDEF { result.put(($0, $1)) }
+  /// Reads `tag` through Core NFC's completion handler; the message in NFCKit's form.
+  private static func read(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NDEFMessage?, NFCReaderError?)? {
+    let result = Box<(NDEFMessage?, NFCReaderError?)>()
+    tag.readNDEF { message, error in result.put((message.flatMap { try? NDEFMessage($0) }, readerError(error))) }
     h.run(.seconds(1))
     return result.last
   }
 
   private static func status(_ h: NFCHarness, _ tag: NFCNDEFTag) -> (NFCNDEFStatus, Int, NFCReaderError?)? {
     let result = Box<(NFCNDEFStatus, Int, NFCReaderError?)>()
-    tag.queryNDEFStatus { result.put(($0, $1, $2)) }
+    tag.queryNDEFStatus { result.put(($0, $1, readerError($2))) }
     h.run(.seconds(1))
     return result.last
   }
 
-  private static func write(_ h: NFCHarness, _ tag: NFCNDEFTag, _ message: NFCNDEFMessage) -> NFCReaderError?? {
+  private static func write(_ h: NFCHarness, _ tag: NFCNDEFTag, _ message: NDEFMessage) -> NFCReaderError?? {
     let result = Box<NFCReaderError?>()
-    tag.writeNDEF(message) { result.put($0) }
+    tag.writeNDEF(message) { result.put(readerError($0)) }
     h.run(.seconds(1))
     return result.last
   }
@@ -72,7 +74,7 @@ import Testing
     #expect(h.radio.tag("t")?.ndefBytes == NFCHarness.poster.encoded(), "the simulated tag holds what was written")
     #expect(Self.read(h, tag)?.0 == NFCHarness.poster)
     let locked = Box<NFCReaderError?>()
-    tag.writeLock { locked.put($0) }
+    tag.writeLock { locked.put(readerError($0)) }
     h.run(.seconds(1))
     #expect(locked.all == [nil])
     #expect(Self.status(h, tag)?.0 == .readOnly)
@@ -139,6 +141,77 @@ import Testing
     #expect(h.radio.tagsInField.isEmpty)
   }
 
+  @Test func aTagThatLeftTheFieldIsUnavailableInsideTheCompletionThatReportsItsLoss() {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    h.radio.interruptNextTagCommand()
+    let seen = Box<(available: Bool, code: NFCReaderError.Code?)>()
+    tag.readNDEF { _, error in seen.put((tag.isAvailable, readerError(error)?.code)) }
+    h.run(.seconds(1))
+    #expect(seen.all.map(\.code) == [.readerTransceiveErrorTagConnectionLost])
+    #expect(seen.all.map(\.available) == [false], "the tag says it is gone when the app hears it is")
+  }
+
+  @Test func aTagTakenAwayDuringAWriteIsUnavailableInsideTheWritesCompletion() {
+    let h = NFCHarness(timing: SimulatedNFCRadio.Timing(command: .milliseconds(200)))
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let seen = Box<(available: Bool, code: NFCReaderError.Code?)>()
+    tag.writeNDEF(NFCNDEFMessage(NFCHarness.poster)) { error in seen.put((tag.isAvailable, readerError(error)?.code)) }
+    h.clock.advance(by: .milliseconds(50))
+    h.radio.remove("t")
+    h.run(.seconds(1))
+    #expect(seen.all.map(\.code) == [.readerTransceiveErrorTagConnectionLost])
+    #expect(seen.all.map(\.available) == [false])
+    #expect(delegate.recorded == [.didBecomeActive, .didDetectTags(1)], "nothing else reaches the delegate")
+  }
+
+  @Test func coreNFCsMessageIsWrittenWithItsPayloadsChunkSizeAndReadBackJoined() throws {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [.blank(name: "t")])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let data = Data((0..<40).map { UInt8($0) })
+    let message = NFCNDEFMessage(records: [
+      NFCNDEFPayload(format: .media, type: Data("a/b".utf8), identifier: Data(), payload: data, chunkSize: 16)
+    ])
+    let written = Box<NFCReaderError?>()
+    tag.writeNDEF(message) { written.put(readerError($0)) }
+    h.run(.seconds(1))
+    #expect(written.all == [nil])
+    let stored = try #require(h.radio.tag("t")?.ndefBytes)
+    #expect(stored.count == message.length)
+    #expect(stored.first.map { $0 & 0x20 } == 0x20, "the first record is a chunk (CF set)")
+    let read = Box<NFCNDEFMessage?>()
+    tag.readNDEF { message, _ in read.put(message) }
+    h.run(.seconds(1))
+    let readBack = read.last ?? nil
+    #expect(readBack?.records.first?.payload == data)
+    #expect(readBack == message)
+  }
+
+  @Test func aCoreNFCMessageThatBreaksAnNDEFRuleIsNotWrittenAndSaysWhy() {
+    let h = NFCHarness()
+    let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
+    guard let tag = delegate.lastTag else { return }
+    _ = Self.connect(h, session, tag)
+    let bad = NFCNDEFMessage(records: [
+      NFCNDEFPayload(format: .empty, type: Data("x".utf8), identifier: Data(), payload: Data())
+    ])
+    let written = Box<NFCReaderError?>()
+    tag.writeNDEF(bad) { written.put(readerError($0)) }
+    h.run(.seconds(1))
+    let error = written.last ?? nil
+    #expect(error?.code == .readerErrorInvalidParameter)
+    #expect(error?.ndefError?.code == .invalidRecord)
+    #expect(error?.context["field"] == "type")
+    #expect(error?.context["record"] == "0")
+    #expect(h.radio.tag("t")?.ndefBytes == NFCHarness.hello.encoded(), "the tag is left alone")
+  }
+
   @Test func restartPollingMakesOldHandlesStaleAndReportsTheTagsAgain() {
     let h = NFCHarness()
     let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
@@ -181,7 +254,9 @@ import Testing
     let observer = h.system.addEventObserver { event in
       if case .didInvalidate = event.kind { order.withLock { $0.append("didInvalidate") } }
     }
-    tag.readNDEF { _, error in order.withLock { $0.append("read:\(error.map { "\($0.code)" } ?? "ok")") } }
+    tag.readNDEF { _, error in
+      order.withLock { $0.append("read:\(readerError(error).map { "\($0.code)" } ?? "ok")") }
+    }
     session.invalidate()
     h.run(.seconds(1))
     h.system.removeEventObserver(observer)
@@ -254,10 +329,10 @@ import Testing
       return
     }
     try await session.connect(to: tag)
-    #expect(try await tag.readNDEF() == NFCHarness.hello)
+    #expect(try await NDEFMessage(tag.readNDEF()) == NFCHarness.hello)
     try await tag.writeNDEF(NFCHarness.poster)
     #expect(try await tag.queryNDEFStatus() == (.readWrite, 496))
-    #expect(try await tag.readNDEF() == NFCHarness.poster)
+    #expect(try await NDEFMessage(tag.readNDEF()) == NFCHarness.poster)
     try await tag.writeLock()
     let notWritable = await #expect(throws: NFCReaderError.self) { try await tag.writeNDEF(NFCHarness.hello) }
     #expect(notWritable?.code == .ndefReaderSessionErrorTagNotWritable)

@@ -183,7 +183,7 @@ private final class TagRecorder: NFCNDEFReaderSessionTagDelegate, CallLog {
     session.connect(to: tag) { error in
       guard error == nil else { return }
       tag.readNDEF { message, error in
-        checker.checkRead(message, error, session: session.identifier)
+        checker.checkRead(message.flatMap { try? NDEFMessage($0) }, readerError(error), session: session.identifier)
         switch plan {
         case .readThenInvalidate:
           checker.appInvalidated(session.identifier)

@@ -67,7 +67,7 @@ import Testing
 
   @Test func aLongContinuousSeriesOfReadsSurvivesTwoTimeouts() {
     let h = NFCHarness(timeout: .seconds(20))
-    let read = Box<[NFCNDEFMessage]>()
+    let read = Box<[NDEFMessage]>()
     let outcome = Box<NFCReadLoop.Outcome>()
     let loop = NFCReadLoop(system: h.system, continuous: true, onMessages: read.put, completion: outcome.put)
     h.radio.add(SimulatedNFCTag(name: "badge", message: NFCHarness.hello))
@@ -91,7 +91,7 @@ import Testing
 
   @Test func aSingleReadFinishesWithTheFirstMessage() {
     let h = NFCHarness()
-    let read = Box<[NFCNDEFMessage]>()
+    let read = Box<[NDEFMessage]>()
     let outcome = Box<NFCReadLoop.Outcome>()
     let loop = NFCReadLoop(system: h.system, onMessages: read.put, completion: outcome.put)
     h.radio.present(SimulatedNFCTag(name: "badge", message: NFCHarness.hello))
@@ -109,7 +109,7 @@ import Testing
     h.system.addEventObserver { [radio = h.radio] event in
       if event.error?.code == .readerSessionInvalidationErrorSystemIsBusy { radio.setHeldByAnotherApp(false) }
     }
-    let read = Box<[NFCNDEFMessage]>()
+    let read = Box<[NDEFMessage]>()
     let outcome = Box<NFCReadLoop.Outcome>()
     let loop = NFCReadLoop(system: h.system, onMessages: read.put, completion: outcome.put)
     h.radio.present(SimulatedNFCTag(name: "badge", message: NFCHarness.hello))
@@ -167,7 +167,7 @@ import Testing
     h.radio.present(SimulatedNFCTag(name: "badge", message: NFCHarness.poster))
     let driver = RealTimeDriver(clock: h.clock, speed: 50)
     driver.start()
-    var read: [[NFCNDEFMessage]] = []
+    var read: [[NDEFMessage]] = []
     for try await messages in NFCReadLoop.messages(system: h.system) { read.append(messages) }
     await driver.stop()
     #expect(read == [[NFCHarness.poster]])

@@ -171,7 +171,7 @@ import Testing
     let status = NFCRadioTagStatus(isNDEFFormatted: true, isWritable: false, capacity: 137)
     #expect(machine.response(Self.request(3), .status(status)) == [.complete(3, .status(.readOnly, capacity: 137))])
     #expect(
-      machine.perform(.writeNDEF(Self.hello), on: Self.ref(Self.tag), id: 4) == [
+      machine.perform(.writeNDEF(Self.hello.encoded()), on: Self.ref(Self.tag), id: 4) == [
         .send(.writeNDEF(Self.hello.encoded(), Self.tag), Self.request(4))
       ])
     #expect(machine.response(Self.request(4), .written) == [.complete(4, .done)])
@@ -264,7 +264,7 @@ import Testing
 
   @Test func theAppsInvalidateEndsWithUserCanceledAndFailsCommandsInFlightFirst() {
     var machine = Self.connected()
-    _ = machine.perform(.writeNDEF(Self.hello), on: Self.ref(Self.tag), id: 2)
+    _ = machine.perform(.writeNDEF(Self.hello.encoded()), on: Self.ref(Self.tag), id: 2)
     _ = machine.perform(.readNDEF, on: Self.ref(Self.tag), id: 3)
     let actions = machine.invalidate(errorMessage: "Bye")
     let invalidated = NFCReaderError(
@@ -380,5 +380,51 @@ import Testing
       #expect(actions.first == .stopPolling(Self.request(1)))
       #expect(machine.invalidation?.code == code)
     }
+  }
+
+  // MARK: A tag that leaves mid-command
+
+  @Test func aCommandFailingBecauseItsTagLeftMakesTheHandleUnavailableBeforeItCompletes() {
+    var machine = Self.connected()
+    _ = machine.perform(.readNDEF, on: Self.ref(Self.tag), id: 2)
+    let actions = machine.response(Self.request(3), .failed(.tagLost))
+    #expect(actions.count == 2)
+    #expect(actions.first == .tagsUnavailable([Self.ref(Self.tag)]))
+    #expect(Self.failure(actions)?.code == .readerTransceiveErrorTagConnectionLost)
+    #expect(machine.tagRemoved(Self.request(1), Self.tag) == [], "the radio's later removal is already known")
+    let again = machine.perform(.readNDEF, on: Self.ref(Self.tag), id: 3)
+    #expect(Self.failure(again)?.code == .readerTransceiveErrorTagConnectionLost)
+  }
+
+  @Test func aCommandFailingForAnotherReasonLeavesTheHandleAvailable() {
+    var machine = Self.connected()
+    _ = machine.perform(.writeNDEF(Self.hello.encoded()), on: Self.ref(Self.tag), id: 2)
+    let actions = machine.response(Self.request(3), .failed(.notWritable))
+    #expect(actions == [.complete(2, .failed(NFCSessionStateMachine.error(for: .notWritable, operation: "writeNDEF")))])
+  }
+
+  // MARK: A delegate not yet known to read tags
+
+  @Test func anUndecidedSessionOffersItsFirstTagsAsAReadWriteSessionDoes() {
+    var machine = Self.active(.undecided(invalidateAfterFirstRead: true))
+    #expect(machine.tagsDetected(Self.request(1), [Self.tag]) == [.didDetectTags([Self.ref(Self.tag)])])
+    #expect(machine.tagDelegateAnswered(implemented: true) == [])
+    #expect(machine.mode == .readWrite)
+    #expect(machine.tagDelegateAnswered(implemented: false) == [], "the mode is settled once")
+    #expect(machine.mode == .readWrite)
+  }
+
+  @Test func anUndecidedSessionWhoseDelegateDeclinesTagsReadsThemAsAReadOnlySession() {
+    var machine = Self.active(.undecided(invalidateAfterFirstRead: true))
+    _ = machine.tagsDetected(Self.request(1), [Self.tag, Self.other])
+    #expect(
+      machine.tagDelegateAnswered(implemented: false) == [
+        .tagsUnavailable([Self.ref(Self.tag), Self.ref(Self.other)]),
+        .send(.readNDEF(Self.tag), Self.request(2)), .send(.readNDEF(Self.other), Self.request(3)),
+      ])
+    #expect(machine.mode == .readOnly(invalidateAfterFirstRead: true))
+    let read = machine.response(Self.request(2), .read(Self.hello.encoded()))
+    #expect(read.first == .didDetectNDEFs([Self.hello]))
+    #expect(machine.invalidation?.code == .readerSessionInvalidationErrorFirstNDEFTagRead)
   }
 }

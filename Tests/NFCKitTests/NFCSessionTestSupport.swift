@@ -26,7 +26,7 @@ enum DelegateCall: Equatable, CustomStringConvertible {
 
 /// Records every delegate call of a read-only session, with the queue it arrived on; runs the
 /// reactions a test installs.
-final class ReadDelegate: NFCNDEFReaderSessionDelegate {
+final class ReadDelegate: NFCNDEFReaderSessionDelegate, Sendable {
   let calls = Mutex<[DelegateCall]>([])
   let errors = Mutex<[NFCReaderError]>([])
   let wrongQueue = Atomic<Int>(0)
@@ -53,7 +53,7 @@ final class ReadDelegate: NFCNDEFReaderSessionDelegate {
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
-    record(.didDetectNDEFs(messages), session)
+    record(.didDetectNDEFs(messages.compactMap { try? NDEFMessage($0) }), session)
     onMessages.withLock { $0 }?(session)
   }
 
@@ -69,7 +69,7 @@ final class ReadDelegate: NFCNDEFReaderSessionDelegate {
 }
 
 /// Records a read-write session's calls and keeps the tags it was given.
-final class TagDelegate: NFCNDEFReaderSessionTagDelegate {
+final class TagDelegate: NFCNDEFReaderSessionTagDelegate, Sendable {
   let calls = Mutex<[DelegateCall]>([])
   let tags = Mutex<[NFCNDEFTag]>([])
   let errors = Mutex<[NFCReaderError]>([])
@@ -103,6 +103,17 @@ func identifiedQueue(_ label: String) -> DispatchQueue {
   let queue = DispatchQueue(label: label)
   queue.setSpecific(key: queueKey, value: ObjectIdentifier(queue).hashValue)
   return queue
+}
+
+/// The `NFCReaderError` a completion handler reported as `any Error` (Core NFC's type); records an issue
+/// when it is of another type.
+func readerError(_ error: (any Error)?, sourceLocation: SourceLocation = #_sourceLocation) -> NFCReaderError? {
+  guard let error else { return nil }
+  guard let readerError = error as? NFCReaderError else {
+    Issue.record("\(error) is not an NFCReaderError", sourceLocation: sourceLocation)
+    return nil
+  }
+  return readerError
 }
 
 /// Collects what a completion handler reports, from any thread.

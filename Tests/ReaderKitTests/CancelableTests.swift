@@ -18,36 +18,61 @@ private final class Timeline: Sendable {
       timeline.note("discovery \(error?.code.description ?? "ok")")
     }
     h.clock.advance(by: .seconds(2))
-    #expect(!discovery.isCompleted)
+    #expect(!discovery.completed)
 
-    discovery.cancel { result in timeline.note("cancel 1 \(result)") }
-    discovery.cancel { result in timeline.note("cancel 2 \(result)") }
+    // Stripe's form: `nil` when the operation was cancelled.
+    discovery.cancel { error in timeline.note("cancel 1 \(error.map { "\($0)" } ?? "nil")") }
+    discovery.cancel { error in timeline.note("cancel 2 \(error.map { "\($0)" } ?? "nil")") }
     #expect(timeline.all.isEmpty)  // Nothing happens off the scheduler.
     h.clock.runUntilIdle()
-    #expect(timeline.all == ["discovery canceled", "cancel 1 canceled", "cancel 2 canceled"])
+    #expect(timeline.all == ["discovery canceled", "cancel 1 nil", "cancel 2 nil"])
+    #expect(discovery.completed)
     #expect(discovery.isCompleted)
 
-    // A third cancel, after the fact, is answered at once and changes nothing.
-    discovery.cancel { result in timeline.note("cancel 3 \(result)") }
+    // A third cancel, after the fact, is answered at once and changes nothing: still cancelled.
+    discovery.cancel { error in timeline.note("cancel 3 \(error.map { "\($0)" } ?? "nil")") }
     h.clock.advance(by: .seconds(10))
-    #expect(timeline.all == ["discovery canceled", "cancel 1 canceled", "cancel 2 canceled", "cancel 3 canceled"])
+    #expect(timeline.all == ["discovery canceled", "cancel 1 nil", "cancel 2 nil", "cancel 3 nil"])
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func cancellingAFinishedOperationSaysNothingToCancel() {
+  @Test func cancellingAFinishedOperationFailsWithCancelFailedAlreadyCompletedAtOnce() {
     let h = Harness()
     let done = Outcome<ReaderError?>()
     let discovery = h.terminal.discoverReaders(
       h.scan(timeout: 3), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(3))
     #expect(done.value == .some(nil))
-    #expect(discovery.isCompleted)
+    #expect(discovery.completed)
 
-    let answer = Outcome<CancelResult>()
-    discovery.cancel(completion: answer.record)
-    #expect(answer.all == [.nothingToCancel])  // At once: there is nothing to wait for.
+    // The sample of Stripe's guide, as written for Stripe's SDK.
+    let answer = Outcome<String>()
+    discovery.cancel { error in
+      if let error = error {
+        answer.record("failed: \((error as? ReaderError)?.code.description ?? "\(error)")")
+      } else {
+        answer.record("canceled")
+      }
+    }
+    #expect(answer.all == ["failed: cancelFailedAlreadyCompleted"])  // At once: there is nothing to wait for.
     h.clock.runUntilIdle()
     #expect(done.count == 1)
+  }
+
+  @Test func aCancelWaitingForAnOperationThatEndsOnItsOwnFailsWithCancelFailedAlreadyCompletedAfterIt() {
+    let h = Harness()
+    guard h.connect(Fixture.m2) != nil else { return }
+    let disconnect = Outcome<ReaderError?>()
+    let handle = h.terminal.disconnectReader(completion: disconnect.record)
+    h.clock.runUntilIdle()  // Sent to the reader: it runs to the end.
+    let answer = Outcome<ReaderError.Code?>()
+    handle.cancel { error in answer.record((error as? ReaderError)?.code) }
+    h.clock.runUntilIdle()
+    #expect(answer.count == 0, "the cancel's completion waits until the disconnect has finished")
+    h.clock.advance(by: .seconds(1))
+    #expect(disconnect.value == .some(nil))
+    #expect(answer.all == [.cancelFailedAlreadyCompleted])
+    #expect(handle.completed)
   }
 
   @Test func discoveryRestartedFromTheCancelCompletionStartsAtOnce() {
@@ -114,7 +139,7 @@ private final class Timeline: Sendable {
     let waiting = h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
     h.clock.advance(by: .seconds(1))
 
-    waiting.cancel(completion: answer.record)
+    waiting.cancelAndReport(answer.record)
     h.clock.runUntilIdle()
     #expect(second.value??.code == .canceled)
     #expect(answer.all == [.canceled])

@@ -60,8 +60,11 @@ private nonisolated final class QuietDelegate: MobileReaderDelegate {}
   }
 
   @Test func scanAndProximityConfigurationsCarryTheirSettings() throws {
-    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(2.5).setSimulated(true).build()
+    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(.milliseconds(2500)).setSimulated(true)
+      .build()
     #expect(scan.method == .bluetoothScan(timeout: .milliseconds(2500)))
+    #expect(scan.timeLimit == .milliseconds(2500))
+    #expect(scan.timeout == 3, "Stripe's whole seconds count a fraction as a second")
     #expect(scan.simulated)
     #expect(try BluetoothScanDiscoveryConfiguration.Builder().build().method == .bluetoothScan(timeout: nil))
     let proximity = try BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build()
@@ -69,9 +72,27 @@ private nonisolated final class QuietDelegate: MobileReaderDelegate {}
     #expect(proximity.simulated)
   }
 
-  @Test(arguments: [(0.0005, 1), (0.0000001, 1), (0.001, 1), (0.0015, 2), (0.1, 100), (86_400, 86_400_000)])
-  func aPositiveScanTimeoutCountsWholeMillisecondsAndNeverMeansNoLimit(seconds: Double, milliseconds: Int64) throws {
-    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).build()
-    #expect(scan.method == .bluetoothScan(timeout: .milliseconds(milliseconds)), "\(seconds) s")
+  @Test(arguments: [
+    (Duration.microseconds(500), Int64(1)), (.nanoseconds(100), 1), (.milliseconds(1), 1), (.microseconds(1500), 2),
+    (.milliseconds(100), 100), (.seconds(86_400), 86_400_000),
+  ])
+  func aPositiveScanTimeoutCountsWholeMillisecondsAndNeverMeansNoLimit(timeout: Duration, milliseconds: Int64) throws {
+    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(timeout).build()
+    #expect(scan.method == .bluetoothScan(timeout: .milliseconds(milliseconds)), "\(timeout)")
+  }
+
+  @Test func theScanTimeoutTakesStripesWholeSecondsAsAUInt() throws {
+    // As Stripe's apps write it: an integer literal, and a `UInt` variable.
+    let literal = try BluetoothScanDiscoveryConfigurationBuilder().setTimeout(30).build()
+    let seconds: UInt = 45
+    let variable = try BluetoothScanDiscoveryConfigurationBuilder().setSimulated(true).setTimeout(seconds).build()
+    #expect(literal.timeout == 30)
+    #expect(literal.method == .bluetoothScan(timeout: .seconds(30)))
+    #expect(variable.timeout == 45)
+    #expect(variable.timeLimit == .seconds(45))
+    let none = try BluetoothScanDiscoveryConfigurationBuilder().setTimeout(0).build()
+    #expect(none.timeout == 0)
+    #expect(none.timeLimit == nil)
+    #expect(none.method == .bluetoothScan(timeout: nil))
   }
 }

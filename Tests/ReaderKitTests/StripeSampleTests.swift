@@ -79,7 +79,7 @@ final class ReaderViewController: UIViewController, MobileReaderDelegate {
 
   func reader(_ reader: Reader, didDisconnect reason: DisconnectReason) { events.append("disconnected (\(reason))") }
 
-  func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool) {
+  func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Float, status: BatteryStatus, isCharging: Bool) {
     MainActor.assertIsolated("delegates run on the main actor")
     events.append("battery")
   }

@@ -180,7 +180,7 @@ import Testing
     let connecting = h.terminal.connectReader(
       found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.advance(by: .milliseconds(500))
-    connecting.cancel(completion: answer.record)
+    connecting.cancelAndReport(answer.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .canceled)
     #expect(answer.all == [.canceled])

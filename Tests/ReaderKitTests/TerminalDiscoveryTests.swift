@@ -146,10 +146,19 @@ import Testing
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test(arguments: [-1.0, -0.001, .infinity, .nan])
-  func invalidScanTimeoutIsAnInvalidConfiguration(seconds: Double) {
+  @Test(arguments: [Duration.seconds(-1), .milliseconds(-1), .seconds(86_400) + .nanoseconds(1), .seconds(Int64.max)])
+  func invalidScanTimeoutIsAnInvalidConfiguration(timeout: Duration) {
     #expect {
-      try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).build()
+      try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(timeout).build()
+    } throws: { error in
+      (error as? ReaderError)?.code == .invalidConfiguration && (error as? ReaderError)?.context["field"] == "timeout"
+    }
+  }
+
+  @Test(arguments: [UInt(86_401), .max])
+  func aScanTimeoutInWholeSecondsOverADayIsAnInvalidConfiguration(seconds: UInt) {
+    #expect {
+      try BluetoothScanDiscoveryConfigurationBuilder().setTimeout(seconds).build()
     } throws: { error in
       (error as? ReaderError)?.code == .invalidConfiguration && (error as? ReaderError)?.context["field"] == "timeout"
     }

@@ -40,7 +40,9 @@ import Testing
     h.world.walkAway(Fixture.m2, for: .seconds(5))
     h.clock.advance(by: .seconds(30))
     #expect(
-      delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didSucceedReconnect(Fixture.m2)])
+      delegate.connectionCalls == [
+        .didStartReconnect(Fixture.m2, .bluetoothSignalLost), .didSucceedReconnect(Fixture.m2),
+      ])
   }
 
   @Test func launchReconnectFailsWithReaderNotFoundAfterTheTimeout() {
@@ -154,7 +156,7 @@ import Testing
     #expect(result.count == 0)
 
     let answer = Outcome<CancelResult>()
-    launch.cancel(completion: answer.record)
+    launch.cancelAndReport(answer.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .canceled)
     #expect(answer.all == [.canceled])

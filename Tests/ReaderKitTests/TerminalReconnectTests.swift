@@ -250,11 +250,11 @@ extension EventLog {
     guard let reconnect = connection.delegate.reconnectCancelables.first else { return }
     let answers = Outcome<CancelResult>()
     let callsWhenAnswered = Outcome<Int>()
-    reconnect.cancel { [delegate = connection.delegate] result in
+    reconnect.cancelAndReport { [delegate = connection.delegate] result in
       answers.record(result)
       callsWhenAnswered.record(delegate.calls.count)
     }
-    reconnect.cancel(completion: answers.record)
+    reconnect.cancelAndReport(answers.record)
     h.clock.runUntilIdle()
 
     #expect(
@@ -275,7 +275,7 @@ extension EventLog {
     h.clock.advance(by: .seconds(120))
     #expect(h.world.connectRequestCount(Fixture.m2) == requests)
     #expect(connection.delegate.connectionCalls.count == 3)
-    reconnect.cancel(completion: answers.record)
+    reconnect.cancelAndReport(answers.record)
     #expect(answers.all == [.canceled, .canceled, .canceled])
   }
 
@@ -300,7 +300,7 @@ extension EventLog {
     h.clock.advance(by: .seconds(30))
     #expect(connection.delegate.connectionCalls.last == .didSucceedReconnect(Fixture.m2))
     let answer = Outcome<CancelResult>()
-    connection.delegate.reconnectCancelables.first?.cancel(completion: answer.record)
+    connection.delegate.reconnectCancelables.first?.cancelAndReport(answer.record)
     h.clock.advance(by: .seconds(30))
     #expect(answer.all == [.nothingToCancel])
     #expect(h.terminal.connectionStatus == .connected)
@@ -325,7 +325,7 @@ extension EventLog {
       ])
     #expect(h.terminal.connectionStatus == .reconnecting)
     let answer = Outcome<CancelResult>()
-    connection.delegate.reconnectCancelables.first?.cancel(completion: answer.record)
+    connection.delegate.reconnectCancelables.first?.cancelAndReport(answer.record)
     #expect(answer.all == [.nothingToCancel])
   }
 

@@ -23,6 +23,21 @@ enum Fixture {
   }
 }
 
+extension Cancelable {
+  /// Cancels through Stripe's `cancel(_:)` and hands `report` what its completion said, as a
+  /// `CancelResult`: no error is `canceled`, `cancelFailedAlreadyCompleted` is `nothingToCancel` (any
+  /// other error is a test failure).
+  func cancelAndReport(
+    _ report: @escaping @Sendable (CancelResult) -> Void, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    cancel { error in
+      guard let error else { return report(.canceled) }
+      if (error as? ReaderError)?.code == .cancelFailedAlreadyCompleted { return report(.nothingToCancel) }
+      Issue.record("cancel reported \(error)", sourceLocation: sourceLocation)
+    }
+  }
+}
+
 /// Collects the values handed to a completion, from any thread.
 final class Outcome<Value: Sendable>: Sendable {
   private let values = Mutex<[Value]>([])
@@ -139,8 +154,9 @@ nonisolated final class ReaderRecorder: MobileReaderDelegate {
   }
   func readerDidFailReconnect(_ reader: Reader) { note(.didFailReconnect(reader.serialNumber), reader) }
 
-  func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Double, status: BatteryStatus, isCharging: Bool) {
-    note(.didReportBattery(reader.serialNumber, batteryLevel), reader)
+  func reader(_ reader: Reader, didReportBatteryLevel batteryLevel: Float, status: BatteryStatus, isCharging: Bool) {
+    #expect(batteryLevel == Float(reader.batteryLevel ?? 0), "the level passed is the reader's")
+    note(.didReportBattery(reader.serialNumber, reader.batteryLevel ?? 0), reader)
   }
 
   func readerDidReportLowBatteryWarning(_ reader: Reader) { note(.lowBatteryWarning(reader.serialNumber), reader) }
@@ -262,7 +278,7 @@ struct Harness {
 
   static let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
 
-  func scan(timeout seconds: Double) -> BluetoothScanDiscoveryConfiguration {
+  func scan(timeout seconds: UInt) -> BluetoothScanDiscoveryConfiguration {
     try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).setSimulated(true).build()
   }
 

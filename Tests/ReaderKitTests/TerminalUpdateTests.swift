@@ -216,7 +216,7 @@ private let next = "2.01.00.18"
       guard Double(progress) >= point, answer.count == 0, let handle = h.delegate.cancelables.last ?? nil else {
         return
       }
-      handle.cancel(completion: answer.record)
+      handle.cancelAndReport(answer.record)
     }
     let result = h.connect(testUpdate: .required(TestReaderUpdate.fullUpdate))
     #expect(result?.failure?.code == .unsupportedReaderVersion)
@@ -227,7 +227,7 @@ private let next = "2.01.00.18"
     #expect(h.terminal.connectionStatus == .notConnected)
     // A second cancel answers the same, and never runs twice.
     let again = Outcome<CancelResult>()
-    h.delegate.cancelables.last??.cancel(completion: again.record)
+    h.delegate.cancelables.last??.cancelAndReport(again.record)
     #expect(again.value == .canceled)
   }
 
@@ -235,7 +235,7 @@ private let next = "2.01.00.18"
     let h = UpdateHarness(withCatalog: false)
     _ = h.connect(testUpdate: .required(TestReaderUpdate.fullUpdate))
     let answer = Outcome<CancelResult>()
-    h.delegate.cancelables.last??.cancel(completion: answer.record)
+    h.delegate.cancelables.last??.cancelAndReport(answer.record)
     #expect(answer.value == .nothingToCancel)
     #expect(h.terminal.connectionStatus == .connected)
   }

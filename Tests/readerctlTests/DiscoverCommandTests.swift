@@ -144,9 +144,6 @@ struct DiscoverCommandTests {
   ])
   func badFlagsPrintUsageAndExit64(arguments: [String]) throws {
     let result = try ReaderctlProcess.run(arguments)
-    #expect(result.status == 64)
-    #expect(result.stdout.isEmpty)
-    #expect(result.stderr.hasPrefix("readerctl: "))
-    #expect(result.stderr.contains("usage: readerctl discover"))
+    #expect(result.isUsageError(of: "discover"), "\(result.stderr)")
   }
 }

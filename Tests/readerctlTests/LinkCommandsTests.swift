@@ -146,8 +146,6 @@ struct LinkCommandsTests {
   ])
   func badArgumentsExit64(arguments: [String]) throws {
     let result = try ReaderctlProcess.run(arguments)
-    #expect(result.status == 64)
-    #expect(result.stdout.isEmpty, "nothing was looked for")
-    #expect(result.stderr.contains("usage: readerctl \(arguments[0])"))
+    #expect(result.isUsageError(of: arguments[0]), "nothing was looked for: \(result.stderr)")
   }
 }

@@ -18,9 +18,9 @@ import Testing
   func ndef(_ arguments: [String], stdin: [UInt8]? = [], inputLimit: Int? = nil, stdoutIsTerminal: Bool = false) -> Run
   {
     var run = Run(status: -1)
-    let read = { () -> [UInt8]? in
+    let read = { () -> StandardStreams.Input in
       run.readStdin = true
-      return stdin
+      return stdin.map { .bytes($0) } ?? .tooLarge
     }
     let status =
       if let inputLimit {
@@ -176,22 +176,28 @@ import Testing
     #expect(run.stderr == "readerctl: cannot read /nonexistent/a\\nb: no such file\n")
   }
 
-  @Test(arguments: [[], ["decode"], ["decode", "a", "b"], ["decode", "--json", "-"], ["frobnicate"]])
-  func usageErrorsAreStatus64WithTheUsage(arguments: [String]) {
+  @Test(arguments: [
+    ([], "ndef"), (["decode"], "ndef decode"), (["decode", "a", "b"], "ndef decode"),
+    (["decode", "--json", "-"], "ndef decode"), (["frobnicate"], "ndef"),
+  ])
+  func usageErrorsAreStatus64PointingToTheHelp(arguments: [String], command: String) {
     let run = ndef(arguments)
     #expect(run.status == 64)
     #expect(run.stdout.isEmpty)
-    #expect(run.stderr.contains("usage: readerctl ndef decode [--hex] [--] FILE|-"))
+    #expect(run.stderr.hasPrefix("readerctl: "))
+    #expect(run.stderr.hasSuffix("\nsee 'readerctl \(command) --help'\n"), "\(run.stderr)")
     #expect(!run.readStdin)
   }
 
-  @Test(arguments: [["help"], ["--help"], ["decode", "--help"], ["encode", "--text", "x", "-h"]])
-  func helpPrintsTheUsageOnStandardOutput(arguments: [String]) {
-    let run = ndef(arguments)
+  @Test(arguments: [
+    (["ndef", "help"], "ndef"), (["ndef", "--help"], "ndef"), (["ndef", "decode", "--help"], "ndef decode"),
+    (["ndef", "encode", "--text", "x", "-h"], "ndef encode"),
+  ])
+  func helpPrintsTheHelpOnStandardOutput(arguments: [String], command: String) throws {
+    let run = try ReaderctlProcess.run(arguments)
     #expect(run.status == 0)
-    #expect(run.stdout == ndefUsage)
-    #expect(run.stderr.isEmpty && run.stdoutBytes.isEmpty)
-    #expect(!run.readStdin)
+    #expect(run.stdout == ReaderCtl.allHelp.first { $0.command == command }?.text)
+    #expect(run.stderr.isEmpty)
   }
 
   // MARK: encode
@@ -240,7 +246,7 @@ import Testing
     let run = ndef(arguments)
     #expect(run.status == 64)
     #expect(run.stdout.isEmpty && run.stdoutBytes.isEmpty)
-    #expect(run.stderr.contains("usage: readerctl ndef"))
+    #expect(run.stderr.hasSuffix("\nsee 'readerctl ndef encode --help'\n"), "\(run.stderr)")
   }
 
   @Test func invalidValuesAreStatus64OnOneLine() throws {
@@ -253,7 +259,7 @@ import Testing
       let run = ndef(arguments)
       #expect(run.status == 64, "\(arguments)")
       #expect(run.stderr.hasPrefix("readerctl: ") && run.stderr.filter { $0 == "\n" }.count == 1, "\(run.stderr)")
-      #expect(!run.stderr.contains("usage:"), "\(run.stderr)")
+      #expect(!run.stderr.contains("--help"), "\(run.stderr)")
     }
   }
 
@@ -327,6 +333,75 @@ import Testing
     #expect(run.stderr.filter { $0 == "\n" }.count == 1)
   }
 
+  @Test func everyOptionTakesItsValueAfterAnEqualsSignToo() throws {
+    let files = try TemporaryFiles()
+    let output = files.directory.appendingPathComponent("hi.ndef").path
+    let inline = ndef(["encode", "--text=hi", "--lang=en", "--output=\(output)"])
+    #expect(inline.status == 0, "\(inline.stderr)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(Self.hexBytes("d101055402656e6869")))
+    let payload = try files.file("p.txt", Array("x".utf8))
+    let mime = ndef(["encode", "--hex", "--mime=text/plain", payload])
+    #expect(mime.status == 0, "\(mime.stderr)")
+    #expect(mime.stdout == "d20a01746578742f706c61696e78\n")
+    // A value that looks like an option is given with `=`.
+    #expect(ndef(["encode", "--hex", "--text=--hex"]).stdout == "d101085402656e2d2d686578\n")
+  }
+
+  @Test func aRecordOptionMissingAValueDoesNotTakeTheNextOptionAsOne() {
+    let run = ndef(["encode", "--mime", "text/plain", "--hex"])
+    #expect(run.status == 64)
+    #expect(run.stderr == "readerctl: --mime needs 2 values\nsee 'readerctl ndef encode --help'\n")
+    let text = ndef(["encode", "--text", "--uri", "tel:1"])
+    #expect(text.stderr.hasPrefix("readerctl: --text needs a value\n"), "\(text.stderr)")
+  }
+
+  @Test func anOutputFileThatIsADirectoryIsNamedWithTheSystemsReason() throws {
+    let files = try TemporaryFiles()
+    let run = ndef(["encode", "--text", "hi", "--output", files.directory.path])
+    #expect(run.status == 74)
+    #expect(run.stderr == "readerctl: cannot write \(files.directory.path): is a directory\n")
+  }
+
+  @Test func encodeBuildsASmartPosterThatDecodePrintsBack() throws {
+    let encoded = ndef([
+      "encode", "--poster", "https://example.com/menu", "--title", "Menu", "--title", "Carte", "--lang", "fr",
+      "--action", "save", "--resource-size", "2048", "--resource-type", "text/html", "--text", "after",
+    ])
+    #expect(encoded.status == 0, "\(encoded.stderr)")
+    let decoded = ndef(["decode", "-"], stdin: encoded.stdoutBytes)
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(decoded.stdout.utf8)) as? [String: [[String: Any]]])
+    let records = try #require(json["records"])
+    #expect(records.count == 2)
+    #expect(records[0]["uri"] as? String == "https://example.com/menu")
+    #expect(
+      records[0]["titles"] as? [[String: String]] == [
+        ["language": "en", "text": "Menu"], ["language": "fr", "text": "Carte"],
+      ])
+    #expect(records[0]["action"] as? String == "save")
+    #expect(records[0]["size"] as? Int == 2048)
+    #expect(records[0]["resourceType"] as? String == "text/html")
+    #expect(records[1]["text"] as? String == "after")
+  }
+
+  @Test(arguments: [
+    (["encode", "--title", "x"], "--title must follow a --poster"),
+    (["encode", "--poster", "tel:1", "--action", "jump"], "--action must be exec, save or edit, not 'jump'"),
+    (["encode", "--poster", "tel:1", "--resource-size", "-1"], "--resource-size must be a whole number"),
+  ])
+  func smartPosterOptionsOutOfPlaceAreUsageErrors(arguments: [String], message: String) {
+    let run = ndef(arguments)
+    #expect(run.status == 64)
+    #expect(run.stderr.hasPrefix("readerctl: \(message)"), "\(run.stderr)")
+  }
+
+  @Test func anInvalidValueIsDescribedOnceNotTwice() throws {
+    let files = try TemporaryFiles()
+    let run = ndef(["encode", "--mime", "textplain", try files.file("p", [1])])
+    #expect(run.status == 64)
+    #expect(run.stderr.components(separatedBy: "a media type such as text/plain").count == 2, "\(run.stderr)")
+  }
+
   @Test func decodeReadsStandardInputForADashAfterDoubleDash() {
     #expect(ndef(["decode", "--", "-"], stdin: Self.helloText).stdout == Self.helloJSON)
     #expect(ndef(["decode", "--", "--hex"]).status == 66, "after --, --hex is a file name")
@@ -347,5 +422,31 @@ struct NDEFLimitProcessTests {
     #expect(result.status == 65, "\(result.stderr)")
     #expect(result.stdout.isEmpty)
     #expect(result.stderr.contains("is larger than 16 MiB (16777216 bytes)"))
+  }
+}
+
+/// File permissions, through the built `readerctl` run as a user who meets them.
+@Suite(
+  .enabled(
+    if: ReaderctlProcess.canMeetFilePermissions,
+    "running as root without setpriv: every file is readable, so permissions cannot be tested"))
+struct NDEFPermissionTests {
+  @Test func aFileInAnUnreadableDirectoryIsPermissionDeniedNotMissing() throws {
+    let directory = try ReaderctlProcess.temporaryDirectory()
+    let locked = directory.appendingPathComponent("locked")
+    try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+    try Data([0xD1, 0x01, 0x01, 0x54, 0x00]).write(to: locked.appendingPathComponent("tag.ndef"))
+    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+    try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: locked.path)
+    defer {
+      try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: locked.path)
+      try? FileManager.default.removeItem(at: directory)
+    }
+    let path = locked.appendingPathComponent("tag.ndef").path
+    let result = try ReaderctlProcess.run(["ndef", "decode", path], asNobody: true)
+    #expect(result.status == 66)
+    #expect(result.stderr == "readerctl: cannot read \(path): permission denied\n")
+    let missing = try ReaderctlProcess.run(["ndef", "decode", directory.appendingPathComponent("absent").path])
+    #expect(missing.stderr.hasSuffix(": no such file\n"))
   }
 }

@@ -161,12 +161,10 @@ struct NFCDemoTests {
   @Test func demoTakesOnlyNFCAsAStory() throws {
     for arguments in [["demo", "bluetooth"], ["demo", "nfc", "nfc"], ["demo", "nfc", "--bogus"]] {
       let result = try ReaderctlProcess.run(arguments)
-      #expect(result.status == 64, "\(arguments)")
-      #expect(result.stdout.isEmpty, "\(arguments)")
-      #expect(result.stderr.contains("usage: readerctl demo [nfc]"), "\(arguments)")
+      #expect(result.isUsageError(of: "demo"), "\(arguments): \(result.stderr)")
     }
     let help = try ReaderctlProcess.run(["demo", "nfc", "--help"])
-    #expect(help.status == 0 && help.stdout.contains("`readerctl demo nfc` tells the NFC story alone"))
+    #expect(help.status == 0 && help.stdout.contains("  nfc                     tell the NFC story alone"))
   }
 }
 

@@ -6,23 +6,72 @@ import ReaderKit
 
 /// The command dispatch, help and argument parsing.
 struct ReaderCtlTests {
-  @Test func noCommandOrAnUnknownOnePrintsUsageAndExits64() throws {
-    for arguments in [[], ["frobnicate"]] {
+  @Test func noCommandOrAnUnknownOneIsAUsageErrorPointingToTheHelp() throws {
+    for arguments in [[], ["frobnicate"], ["help", "frobnicate"]] {
       let result = try ReaderctlProcess.run(arguments)
-      #expect(result.status == 64)
-      #expect(result.stdout.isEmpty)
-      #expect(result.stderr.contains("usage: readerctl <command>"))
+      #expect(result.isUsageError(of: ""), "\(arguments): \(result.stderr)")
     }
+    #expect(
+      try ReaderctlProcess.run(["frobnicate"]).stderr
+        == "readerctl: unknown command 'frobnicate'\nsee 'readerctl --help'\n")
   }
 
   @Test func helpPrintsEveryCommandOnStdout() throws {
     let result = try ReaderctlProcess.run(["help"])
     #expect(result.status == 0)
-    for command in ["demo", "discover", "connect", "reconnect", "update", "ndef"] {
+    for command in ["demo", "discover", "connect", "reconnect", "update", "ndef", "nfc"] {
       #expect(result.stdout.contains("  \(command) "), "\(command)")
     }
     let discover = try ReaderctlProcess.run(["discover", "--help"])
-    #expect(discover.status == 0 && discover.stdout.hasPrefix("usage: readerctl discover"))
+    #expect(discover.status == 0 && discover.stdout == DiscoverCommand.help.text)
+    #expect(discover.stdout.contains("\nUSAGE: readerctl discover "))
+  }
+
+  /// The one line a usage error prints, and the help it points to, for a command and a subcommand.
+  @Test(arguments: [
+    (["nfc", "scan", "--tag", "x"], "nfc scan", "unknown option '--tag'"),
+    (["ndef", "encode", "--txt", "x"], "ndef encode", "unknown option '--txt'"),
+    (["ndef", "decode"], "ndef decode", "decode needs a FILE (or - for stdin)"),
+    (["update", "--catalog"], "update", "--catalog needs a value"),
+    (["connect", "X"], "connect", "--location is required"),
+  ])
+  func aUsageErrorIsTheErrorAndOneLinePointingToTheHelp(arguments: [String], command: String, message: String)
+    throws
+  {
+    let result = try ReaderctlProcess.run(arguments)
+    #expect(result.stderr == "readerctl: \(message)\nsee 'readerctl \(command) --help'\n")
+    #expect(result.isUsageError(of: command))
+  }
+
+  @Test func everyHelpFits80ColumnsInTheSectionsSwiftToolsUse() throws {
+    for help in ReaderCtl.allHelp {
+      let text = help.text
+      let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+      for line in lines { #expect(line.count <= 80, "\(help.command): \(line)") }
+      #expect(text.hasPrefix("OVERVIEW: "), "\(help.command)")
+      #expect(text.contains("\nUSAGE: readerctl"), "\(help.command)")
+      #expect(text.contains("\nOPTIONS:\n"), "\(help.command)")
+      #expect(text.contains("\n  -h, --help "), "\(help.command)")
+      #expect(text.contains("\n  --version "), "\(help.command)")
+      if !help.arguments.isEmpty { #expect(text.contains("\nARGUMENTS:\n"), "\(help.command)") }
+      // Every option the command parses is listed, each under OPTIONS once.
+      for option in help.options {
+        #expect(
+          lines.filter { $0.hasPrefix("  " + option.display + " ") || $0 == "  " + option.display }.count == 1,
+          "\(help.command) --\(option.name)")
+      }
+    }
+  }
+
+  @Test(arguments: [
+    ["demo"], ["discover"], ["connect"], ["reconnect"], ["update"], ["ndef"], ["ndef", "decode"], ["ndef", "encode"],
+    ["nfc"], ["nfc", "scan"], ["nfc", "write"], ["help"],
+  ])
+  func everyCommandAcceptsVersion(command: [String]) throws {
+    let result = try ReaderctlProcess.run(command + ["--version"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "readerctl \(ReaderCtl.version)\n")
+    #expect(result.stderr.isEmpty)
   }
 
   @Test(arguments: ["--version", "-V"])
@@ -55,22 +104,14 @@ struct ReaderCtlTests {
     let readme = try String(
       contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
-    let usages = [
-      ("demo", DemoCommand.usage), ("discover", DiscoverCommand.usage), ("connect", LinkCommands.connectUsage),
-      ("reconnect", LinkCommands.reconnectUsage), ("update", UpdateCommand.usage), ("ndef encode", ndefUsage),
-      ("ndef decode", ndefUsage),
-    ]
-    for (command, usage) in usages {
-      let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| `readerctl \(command) ") })
-      // The options in the command's synopsis: its usage line and the lines continuing it.
-      let lines = usage.split(separator: "\n")
-      let start = try #require(lines.firstIndex { $0.contains("readerctl \(command) ") })
-      let synopsis =
-        [lines[start]] + lines[(start + 1)...].prefix { $0.trimmingPrefix(while: \.isWhitespace).hasPrefix("[") }
-      let options = Set(synopsis.joined().matches(of: /--[a-z]+/).map { String($0.output) })
-      #expect(!options.isEmpty)
-      for option in options { #expect(row.contains(option), "README's row for \(command) lacks \(option)") }
+    let records = Set(RecordOptions.options.map(\.name))
+    for help in ReaderCtl.allHelp where !help.command.isEmpty && help.command != "ndef" && help.command != "nfc" {
+      let row = try #require(readme.split(separator: "\n").first { $0.hasPrefix("| `readerctl \(help.command) ") })
+      for option in help.options where !records.contains(option.name) {
+        #expect(row.contains("--" + option.name), "README's row for \(help.command) lacks --\(option.name)")
+      }
     }
+    for option in records { #expect(readme.contains("`--\(option)"), "README lacks --\(option)") }
     #expect(readme.contains("readerctl --version"))
     #expect(readme.contains("A `+` after a battery level means the reader is charging."))
   }

@@ -19,6 +19,15 @@ struct ReaderctlProcess {
     var stdout: String
     var stderr: String
 
+    /// Whether this is how a usage error ends a command: status 64, nothing on standard output, and on
+    /// standard error exactly two lines, the error and `see 'readerctl <command> --help'`.
+    func isUsageError(of command: String) -> Bool {
+      let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
+      return status == 64 && stdout.isEmpty && lines.count == 3 && lines[0].hasPrefix("readerctl: ")
+        && lines[1] == "see '\(["readerctl", command].filter { !$0.isEmpty }.joined(separator: " ")) --help'"
+        && lines[2].isEmpty
+    }
+
     /// Standard output's lines, without the trailing empty one.
     var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
   }
@@ -44,10 +53,13 @@ struct ReaderctlProcess {
   }()
 
   /// Runs `readerctl arguments…` with `input` on standard input; with `interruptAfter`, sends SIGINT
-  /// (Ctrl-C) once standard output contains that text.
+  /// (Ctrl-C) once standard output contains that text. `standardOutput` and `standardError` replace the
+  /// files that collect them (`/dev/full`, a pipe nobody reads); the descriptors in `closing` are
+  /// closed when `readerctl` starts (`>&-`), through `/bin/sh`.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
-    interruptAfter marker: String? = nil
+    interruptAfter marker: String? = nil, standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
+    closing: [Int32] = [], asNobody: Bool = false
   ) throws -> Result {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -62,12 +74,22 @@ struct ReaderctlProcess {
     defer { for handle in handles { try? handle.close() } }
 
     let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
+    if asNobody, getuid() == 0 {
+      // Root reads every file whatever its mode; `nobody` meets the permissions a user would.
+      process.executableURL = URL(fileURLWithPath: setpriv)
+      process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments
+    } else if closing.isEmpty {
+      process.executableURL = executable
+      process.arguments = arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: "/bin/sh")
+      let redirections = closing.map { "\($0)>&-" }.joined(separator: " ")
+      process.arguments = ["-c", "exec \"$0\" \"$@\" \(redirections)", executable.path] + arguments
+    }
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     process.standardInput = handles[0]
-    process.standardOutput = handles[1]
-    process.standardError = handles[2]
+    process.standardOutput = standardOutput ?? handles[1]
+    process.standardError = standardError ?? handles[2]
     var empty = sigset_t()
     var previous = sigset_t()
     sigemptyset(&empty)
@@ -105,6 +127,14 @@ struct ReaderctlProcess {
     return Result(
       status: process.terminationStatus, stdout: try String(contentsOf: files[1], encoding: .utf8),
       stderr: try String(contentsOf: files[2], encoding: .utf8))
+  }
+
+  /// `setpriv` (util-linux), which runs `readerctl` as `nobody` for `asNobody` when the tests run as root.
+  static let setpriv = "/usr/bin/setpriv"
+
+  /// Whether a run `asNobody` meets file permissions: the tests do not run as root, or can leave it.
+  static var canMeetFilePermissions: Bool {
+    getuid() != 0 || FileManager.default.isExecutableFile(atPath: setpriv)
   }
 
   /// Parses every line of `output` as a JSON object.

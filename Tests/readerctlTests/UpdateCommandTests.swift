@@ -259,9 +259,7 @@ struct UpdateCommandTests {
   ])
   func badArgumentsExit64WithTheUsage(arguments: [String]) throws {
     let result = try ReaderctlProcess.run(arguments)
-    #expect(result.status == 64, "\(arguments)")
-    #expect(result.stdout.isEmpty, "\(arguments)")
-    #expect(result.stderr.contains("usage: readerctl update"), "\(arguments)")
+    #expect(result.isUsageError(of: "update"), "\(arguments): \(result.stderr)")
   }
 }
 

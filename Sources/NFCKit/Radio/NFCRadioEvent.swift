@@ -1,3 +1,5 @@
+public import ReaderCore
+
 /// Something an `NFCRadio` reports, always on the reader system's scheduler.
 public enum NFCRadioEvent: Sendable, Hashable {
   /// Polling round `round` is running: the radio looks for tags (and the sheet may show).
@@ -57,4 +59,8 @@ public enum NFCRadioFailure: Sendable, Hashable {
   /// The tag answered with an error; `detail` says what (e.g. a status word)
   /// (`readerTransceiveErrorTagResponseError`).
   case tagResponse(detail: String)
+  /// `failure`, with what the hardware or its service reported: a sentence replacing the failure's
+  /// own (`message`), the underlying fault (`cause`: a tag's status word, a PC/SC code) and details for
+  /// the error's `context` (e.g. `"step"`, `"reader"`), which take precedence over the failure's.
+  indirect case detailed(NFCRadioFailure, message: String?, cause: ErrorCause?, context: [String: String])
 }

@@ -4,9 +4,9 @@ import Synchronization
 /// A host without NFC: `isReadingAvailable` is `false`, and a session begun anyway ends with
 /// `readerErrorUnsupportedFeature`.
 ///
-/// This backs the per-process `NFCReaderSystem.shared` until an app installs a system over a real or
-/// simulated radio: on Linux there is no NFC stack to assume (a PC/SC reader is a backend an app
-/// chooses), so an app that does not choose one sees no reading capability rather than a fake one.
+/// This backs the per-process `NFCReaderSystem.shared` on a host without an NFC stack ReaderKit can use
+/// (no pcsc-lite on Linux; Apple platforms until Core NFC is bound), so an app sees no reading
+/// capability rather than a fake one.
 public final class UnavailableNFCRadio: NFCRadio, Sendable {
   private let scheduler: any Scheduler
   private let handler = Mutex<(@Sendable (NFCRadioEvent) -> Void)?>(nil)

@@ -37,7 +37,7 @@ public final class NFCReadLoop: Sendable {
   /// The system the sessions run on.
   public let system: NFCReaderSystem
   private let alertMessage: String
-  private let onMessages: @Sendable ([NFCNDEFMessage]) -> Void
+  private let onMessages: @Sendable ([NDEFMessage]) -> Void
   private let completion: @Sendable (Outcome) -> Void
   private let state: Mutex<State>
 
@@ -49,7 +49,7 @@ public final class NFCReadLoop: Sendable {
   ///   - completion: how the loop ended, once, on the last session's queue.
   public init(
     system: NFCReaderSystem = .shared, continuous: Bool = false, alertMessage: String = "",
-    onMessages: @escaping @Sendable ([NFCNDEFMessage]) -> Void,
+    onMessages: @escaping @Sendable ([NDEFMessage]) -> Void,
     completion: @escaping @Sendable (Outcome) -> Void
   ) {
     self.system = system
@@ -82,8 +82,8 @@ public final class NFCReadLoop: Sendable {
   /// iteration stops the loop.
   public static func messages(
     system: NFCReaderSystem = .shared, continuous: Bool = false, alertMessage: String = ""
-  ) -> AsyncThrowingStream<[NFCNDEFMessage], any Error> {
-    let (stream, continuation) = AsyncThrowingStream.makeStream(of: [NFCNDEFMessage].self)
+  ) -> AsyncThrowingStream<[NDEFMessage], any Error> {
+    let (stream, continuation) = AsyncThrowingStream.makeStream(of: [NDEFMessage].self)
     let loop = NFCReadLoop(
       system: system, continuous: continuous, alertMessage: alertMessage,
       onMessages: { continuation.yield($0) },
@@ -101,8 +101,10 @@ public final class NFCReadLoop: Sendable {
 
   private func beginSession() {
     let reader = Reader(loop: self)
+    let firstReadEnds = !state.withLock { $0.policy.continuous }
     let session = NFCNDEFReaderSession(
-      delegate: reader, queue: nil, invalidateAfterFirstRead: !state.withLock { $0.policy.continuous }, system: system)
+      delegate: reader, queue: nil, mode: .readOnly(invalidateAfterFirstRead: firstReadEnds),
+      invalidateAfterFirstRead: firstReadEnds, system: system)
     session.alertMessage = alertMessage
     let stopped = state.withLock { state -> Bool in
       // `stop()` between two sessions: the next one is not begun.
@@ -122,7 +124,7 @@ public final class NFCReadLoop: Sendable {
     session.begin()
   }
 
-  fileprivate func delivered(_ messages: [NFCNDEFMessage]) {
+  fileprivate func delivered(_ messages: [NDEFMessage]) {
     onMessages(messages)
   }
 
@@ -146,12 +148,13 @@ public final class NFCReadLoop: Sendable {
 }
 
 /// The delegate of one of the loop's sessions, kept by the loop while the session runs.
-private final class Reader: NFCNDEFReaderSessionDelegate {
+private final class Reader: NFCNDEFReaderSessionDelegate, Sendable {
   let loop: NFCReadLoop
   init(loop: NFCReadLoop) { self.loop = loop }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
-    loop.delivered(messages)
+    // Messages read from a tag convert back to exactly what was decoded.
+    loop.delivered(messages.compactMap { try? NDEFMessage($0) })
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {

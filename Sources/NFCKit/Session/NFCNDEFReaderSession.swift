@@ -49,7 +49,6 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   private struct Front {
     var phase = Phase.created
     var alertMessage = ""
-    weak var delegate: (any NFCNDEFReaderSessionDelegate)?
   }
 
   /// The session's number in its system, from 1 (the `session` of its events).
@@ -63,8 +62,11 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   /// Creates a session on the per-process system (`NFCReaderSystem.shared`).
   /// - Parameters:
-  ///   - delegate: receives the session's events; held weakly. Adopting
-  ///     ``NFCNDEFReaderSessionTagDelegate`` makes a read-write session.
+  ///   - delegate: receives the session's events; held weakly. A delegate whose class implements
+  ///     `readerSession(_:didDetect:)` makes a read-write session, as in Core NFC: the first tags
+  ///     detected are offered to it, and if the protocol's default ran instead (the class has no such
+  ///     method) the session reads them and goes on as a read-only session. Adopting
+  ///     ``NFCNDEFReaderSessionTagDelegate`` says read-write from the start.
   ///   - queue: where callbacks run; `nil` for a private serial queue.
   ///   - invalidateAfterFirstRead: whether a read-only session ends after its first message (with
   ///     `readerSessionInvalidationErrorFirstNDEFTagRead`). Ignored by read-write sessions.
@@ -80,8 +82,10 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     system: NFCReaderSystem
   ) {
     self.init(
-      delegate: delegate, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead,
-      readWrite: delegate is any NFCNDEFReaderSessionTagDelegate, system: system)
+      delegate: delegate, queue: queue,
+      mode: delegate is any NFCNDEFReaderSessionTagDelegate
+        ? .readWrite : .undecided(invalidateAfterFirstRead: invalidateAfterFirstRead),
+      invalidateAfterFirstRead: invalidateAfterFirstRead, system: system)
   }
 
   /// Creates a session without a delegate, for the async form: follow it with `events()`, which
@@ -91,26 +95,25 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     system: NFCReaderSystem = .shared
   ) {
     self.init(
-      delegate: nil, queue: queue, invalidateAfterFirstRead: invalidateAfterFirstRead, readWrite: detectsTags,
-      system: system)
+      delegate: nil, queue: queue,
+      mode: detectsTags ? .readWrite : .readOnly(invalidateAfterFirstRead: invalidateAfterFirstRead),
+      invalidateAfterFirstRead: invalidateAfterFirstRead, system: system)
   }
 
-  private init(
-    delegate: (any NFCNDEFReaderSessionDelegate)?, queue: DispatchQueue?, invalidateAfterFirstRead: Bool,
-    readWrite: Bool, system: NFCReaderSystem
+  /// Creates a session whose delegate's kind is known (the read loop's reads messages only).
+  init(
+    delegate: (any NFCNDEFReaderSessionDelegate)?, queue: DispatchQueue?, mode: NFCSessionStateMachine.Mode,
+    invalidateAfterFirstRead: Bool, system: NFCReaderSystem
   ) {
     let id = system.nextSessionID()
     identifier = id
     self.invalidateAfterFirstRead = invalidateAfterFirstRead
     self.system = system
-    var front = Front()
-    front.delegate = delegate
-    self.front = Mutex(front)
-    let mode: NFCSessionStateMachine.Mode =
-      readWrite ? .readWrite : .readOnly(invalidateAfterFirstRead: invalidateAfterFirstRead)
+    self.front = Mutex(Front())
     core = SessionCore(
       id: id, engine: system.engine, delivery: DeliveryQueue(queue, label: "NFCKit.NFCNDEFReaderSession.\(id)"),
       machine: NFCSessionStateMachine(id: id, mode: mode))
+    core.delegate = delegate
     core.session = self
   }
 
@@ -121,7 +124,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public class var readingAvailable: Bool { NFCReaderSystem.shared.readingAvailable }
 
   /// The delegate (held weakly).
-  public var delegate: (any NFCNDEFReaderSessionDelegate)? { front.withLock { $0.delegate } }
+  public var delegate: (any NFCNDEFReaderSessionDelegate)? { core.delegate }
 
   /// The queue delegate calls and completion handlers run on.
   public var sessionQueue: DispatchQueue { core.delivery.queue }
@@ -129,7 +132,9 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// Whether the session polls: from `didBecomeActive` until it ends (or `invalidate()` is called).
   public var isReady: Bool { front.withLock { $0.phase == .ready } }
 
-  /// Whether the session reports tags to the app (a read-write session) rather than messages.
+  /// Whether the session reports tags to the app (a read-write session) rather than messages. For a
+  /// delegate that does not adopt ``NFCNDEFReaderSessionTagDelegate`` it is known at the first
+  /// detection (whether the delegate's class implements `readerSession(_:didDetect:)`); false until then.
   public var detectsTags: Bool { core.mode == .readWrite }
 
   /// The text on the system's scan sheet. Set it before `begin()`, or at any time while the session
@@ -190,8 +195,9 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   }
 
   /// Connects `tag` so it can be queried, read and written; connecting another tag releases this one.
-  /// Connecting the connected tag succeeds at once. Fails with the codes listed on ``NFCNDEFTag``.
-  public func connect(to tag: NFCNDEFTag, completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
+  /// Connecting the connected tag succeeds at once. Fails with an ``NFCReaderError`` with one of the
+  /// codes listed on ``NFCNDEFTag``.
+  public func connect(to tag: NFCNDEFTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
     core.perform(.connect, on: tag) { outcome in
       switch outcome {
       case .connected: completionHandler(nil)

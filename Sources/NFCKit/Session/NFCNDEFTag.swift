@@ -31,9 +31,13 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
 
   func markUnavailable() { available.store(false, ordering: .releasing) }
 
-  /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
+  // MARK: Completion handlers (Core NFC's forms)
+
+  /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes). The
+  /// error, when there is one, is an ``NFCReaderError`` (the status is then `notSupported`, the
+  /// capacity 0).
   public func queryNDEFStatus(
-    completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, NFCReaderError?) -> Void
+    completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void
   ) {
     core.perform(.queryNDEFStatus, on: self) { outcome in
       switch outcome {
@@ -44,26 +48,41 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  /// Reads the tag's NDEF message.
-  public func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, NFCReaderError?) -> Void) {
+  /// Reads the tag's NDEF message, in Core NFC's face (`try NDEFMessage(message)` gives NFCKit's). The
+  /// error, when there is one, is an ``NFCReaderError``.
+  public func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void) {
     core.perform(.readNDEF, on: self) { outcome in
       switch outcome {
-      case .message(let message): completionHandler(message, nil)
+      case .message(let message): completionHandler(NFCNDEFMessage(message), nil)
       case .failed(let error): completionHandler(nil, error)
       case .connected, .status, .done: completionHandler(nil, Self.mismatch(outcome))
       }
     }
   }
 
+  /// Replaces the tag's NDEF message with `message`, each record chunked as its payload's `chunkSize`
+  /// says. A message that breaks an NDEF rule is not written: `readerErrorInvalidParameter` with the
+  /// ``NFCReaderError/ndefError`` saying which record and field.
+  public func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    switch Self.bytes(of: message) {
+    case .success(let bytes):
+      core.perform(.writeNDEF(bytes), on: self) { completionHandler(Self.error(of: $0)) }
+    case .failure(let error):
+      core.reject(error) { completionHandler(Self.error(of: $0)) }
+    }
+  }
+
   /// Replaces the tag's NDEF message with `message` (in its canonical encoding).
-  public func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
-    core.perform(.writeNDEF(message), on: self) { completionHandler(Self.error(of: $0)) }
+  public func writeNDEF(_ message: NDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    core.perform(.writeNDEF(message.encoded()), on: self) { completionHandler(Self.error(of: $0)) }
   }
 
   /// Makes the tag read-only for good; its status becomes `readOnly`.
-  public func writeLock(completionHandler: @escaping @Sendable (NFCReaderError?) -> Void) {
+  public func writeLock(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
     core.perform(.writeLock, on: self) { completionHandler(Self.error(of: $0)) }
   }
+
+  // MARK: async
 
   /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
   public func queryNDEFStatus() async throws(NFCReaderError) -> (status: NFCNDEFStatus, capacity: Int) {
@@ -76,28 +95,53 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  /// Reads the tag's NDEF message.
+  /// Reads the tag's NDEF message, in Core NFC's face (`try NDEFMessage(message)` gives NFCKit's).
   public func readNDEF() async throws(NFCReaderError) -> NFCNDEFMessage {
     try await core.awaitOutcome(.readNDEF, on: self) { outcome throws(NFCReaderError) in
       switch outcome {
-      case .message(let message): return message
+      case .message(let message): return NFCNDEFMessage(message)
       case .failed(let error): throw error
       case .connected, .status, .done: throw Self.mismatch(outcome)
       }
     }
   }
 
-  /// Replaces the tag's NDEF message with `message`.
+  /// Replaces the tag's NDEF message with `message`; see `writeNDEF(_:completionHandler:)`.
   public func writeNDEF(_ message: NFCNDEFMessage) async throws(NFCReaderError) {
-    try await core.awaitOutcome(.writeNDEF(message), on: self) { outcome throws(NFCReaderError) in
-      if let error = Self.error(of: outcome) { throw error }
-    }
+    let bytes = try Self.bytes(of: message).get()
+    try await write(bytes)
+  }
+
+  /// Replaces the tag's NDEF message with `message` (in its canonical encoding).
+  public func writeNDEF(_ message: NDEFMessage) async throws(NFCReaderError) {
+    try await write(message.encoded())
   }
 
   /// Makes the tag read-only for good.
   public func writeLock() async throws(NFCReaderError) {
     try await core.awaitOutcome(.writeLock, on: self) { outcome throws(NFCReaderError) in
       if let error = Self.error(of: outcome) { throw error }
+    }
+  }
+
+  private func write(_ bytes: [UInt8]) async throws(NFCReaderError) {
+    try await core.awaitOutcome(.writeNDEF(bytes), on: self) { outcome throws(NFCReaderError) in
+      if let error = Self.error(of: outcome) { throw error }
+    }
+  }
+
+  /// The bytes a Core NFC message is written as, or why it cannot be.
+  private static func bytes(of message: NFCNDEFMessage) -> Result<[UInt8], NFCReaderError> {
+    do {
+      return .success(try message.encoded().bytes)
+    } catch {
+      var context = ["operation": "writeNDEF", "reason": "invalidMessage"]
+      context["field"] = error.context["field"]
+      context["record"] = error.context["record"]
+      return .failure(
+        NFCReaderError(
+          .readerErrorInvalidParameter, "the message is not valid NDEF: \(error.message)", context: context,
+          ndefError: error))
     }
   }
 

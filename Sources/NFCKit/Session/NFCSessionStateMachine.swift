@@ -21,6 +21,16 @@ struct NFCSessionStateMachine {
     case readOnly(invalidateAfterFirstRead: Bool)
     /// The session reports tags (`didDetect tags`) and the app connects, reads and writes.
     case readWrite
+    /// Not known yet whether the delegate implements `didDetect tags` (Core NFC decides by whether the
+    /// method exists; Swift cannot ask): the first detection offers the tags, as a read-write session
+    /// does, and `tagDelegateAnswered(implemented:)` settles the mode.
+    case undecided(invalidateAfterFirstRead: Bool)
+
+    /// Whether detected tags go to the app (read-write, or offered while undecided).
+    var handsOutTags: Bool {
+      if case .readOnly = self { return false }
+      return true
+    }
   }
 
   /// A tag as the session hands it out: one presentation, in one polling round.
@@ -38,7 +48,8 @@ struct NFCSessionStateMachine {
     case connect
     case queryNDEFStatus
     case readNDEF
-    case writeNDEF(NDEFMessage)
+    /// `writeNDEF`, with the bytes of the message as written.
+    case writeNDEF([UInt8])
     case writeLock
 
     var name: String {
@@ -141,7 +152,7 @@ struct NFCSessionStateMachine {
 
   /// The session's identifier, the first part of every radio request it makes.
   let id: UInt64
-  let mode: Mode
+  private(set) var mode: Mode
   private var state = State.idle
   private var alertMessage: String
   private var sequence: UInt64 = 0
@@ -193,7 +204,7 @@ struct NFCSessionStateMachine {
   /// `restartPolling()`: a new round; the handles of the old one go stale and their operations fail.
   /// No effect on read-only sessions (they restart by themselves as tags leave) or sessions not polling.
   mutating func restartPolling() -> [Action] {
-    guard mode == .readWrite, case .active(let old) = state else { return [] }
+    guard mode.handsOutTags, case .active(let old) = state else { return [] }
     let round = nextRequest()
     state = .active(Active(round: round))
     let lost = NFCReaderError(
@@ -243,7 +254,7 @@ struct NFCSessionStateMachine {
     case .connect: command = .connect(ref.tag)
     case .queryNDEFStatus: command = .queryNDEFStatus(ref.tag)
     case .readNDEF: command = .readNDEF(ref.tag)
-    case .writeNDEF(let message): command = .writeNDEF(message.encoded(), ref.tag)
+    case .writeNDEF(let bytes): command = .writeNDEF(bytes, ref.tag)
     case .writeLock: command = .writeLock(ref.tag)
     }
     state = .updating
@@ -302,17 +313,40 @@ struct NFCSessionStateMachine {
     state = .updating
     let new = tags.filter { active.tags.insert($0).inserted }
     switch mode {
-    case .readWrite:
+    case .readWrite, .undecided:
       if !new.isEmpty { actions.append(.didDetectTags(new.map { TagRef(round: round, tag: $0) })) }
     case .readOnly:
-      for tag in new {
-        let request = nextRequest()
-        active.pending[request] = .autoRead(tag)
-        actions.append(.send(.readNDEF(tag), request))
-      }
+      actions += autoRead(new, in: &active)
     }
     state = .active(active)
     return actions
+  }
+
+  /// The delegate was offered tags while the mode was undecided: `implemented` says whether its own
+  /// `didDetect tags` ran. If it did, the session is read-write for good; if not, it is read-only: the
+  /// offered handles become unavailable and the tags in the field are read as a read-only session reads
+  /// them.
+  mutating func tagDelegateAnswered(implemented: Bool) -> [Action] {
+    guard case .undecided(let invalidateAfterFirstRead) = mode else { return [] }
+    mode = implemented ? .readWrite : .readOnly(invalidateAfterFirstRead: invalidateAfterFirstRead)
+    guard !implemented, case .active(var active) = state else { return [] }
+    state = .updating
+    let inField = active.tags.sorted()
+    var actions: [Action] = []
+    if !inField.isEmpty { actions.append(.tagsUnavailable(inField.map { TagRef(round: active.round, tag: $0) })) }
+    active.connected = nil
+    actions += autoRead(inField, in: &active)
+    state = .active(active)
+    return actions
+  }
+
+  /// Sends a read of each of `tags`, as a read-only session does for a tag that enters the field.
+  private mutating func autoRead(_ tags: [NFCRadioTagID], in active: inout Active) -> [Action] {
+    tags.map { tag in
+      let request = nextRequest()
+      active.pending[request] = .autoRead(tag)
+      return .send(.readNDEF(tag), request)
+    }
   }
 
   mutating func tagRemoved(_ round: NFCRadioRequestID, _ tag: NFCRadioTagID) -> [Action] {
@@ -321,7 +355,7 @@ struct NFCSessionStateMachine {
     defer { state = .active(active) }
     guard active.tags.remove(tag) != nil else { return [] }
     if active.connected == tag { active.connected = nil }
-    return mode == .readWrite ? [.tagsUnavailable([TagRef(round: round, tag: tag)])] : []
+    return mode.handsOutTags ? [.tagsUnavailable([TagRef(round: round, tag: tag)])] : []
   }
 
   mutating func userCanceled(_ round: NFCRadioRequestID) -> [Action] {
@@ -364,8 +398,14 @@ struct NFCSessionStateMachine {
     case .app(let op, let operation, let tag):
       let outcome = Self.outcome(of: operation, response)
       if outcome == .connected { active.connected = tag }
+      var actions: [Action] = []
+      if response == .failed(.tagLost), active.tags.remove(tag) != nil {
+        // The tag left the field: its handle is unavailable before the completion that says so runs.
+        if active.connected == tag { active.connected = nil }
+        if mode.handsOutTags { actions.append(.tagsUnavailable([TagRef(round: active.round, tag: tag)])) }
+      }
       state = .active(active)
-      return [.complete(op, outcome)]
+      return actions + [.complete(op, outcome)]
     }
   }
 
@@ -385,7 +425,7 @@ struct NFCSessionStateMachine {
     case .active(let active):
       state = .invalidated(error)
       var actions: [Action] = [.stopPolling(active.round), .dismissSheet(errorMessage: errorMessage)]
-      if mode == .readWrite, !active.tags.isEmpty {
+      if mode.handsOutTags, !active.tags.isEmpty {
         actions.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
       }
       actions += completions(
@@ -498,6 +538,12 @@ struct NFCSessionStateMachine {
       return NFCReaderError(
         .readerTransceiveErrorTagResponseError, "the tag answered with an error: \(detail)",
         context: ["operation": operation, "reason": "tagResponse", "detail": detail])
+    case .detailed(let failure, let message, let cause, let context):
+      var error = self.error(for: failure, operation: operation)
+      if let message { error.message = message }
+      error.cause = cause ?? error.cause
+      error.context.merge(context) { _, detail in detail }
+      return error
     }
     return NFCReaderError(code, message, context: ["operation": operation, "reason": reason])
   }

@@ -12,9 +12,11 @@ final class SessionCore: @unchecked Sendable {
   let id: UInt64
   let engine: NFCSystemEngine
   let delivery: DeliveryQueue
-  let mode: NFCSessionStateMachine.Mode
   /// The session, for delegate calls; the engine keeps begun sessions alive until they end.
   weak var session: NFCNDEFReaderSession?
+  /// The delegate, held weakly as Core NFC holds it. Set once, before the session is shared; it is
+  /// called only on the session's queue, which is why it need not be `Sendable`.
+  weak var delegate: (any NFCNDEFReaderSessionDelegate)?
 
   // On the scheduler only.
   var machine: NFCSessionStateMachine
@@ -23,6 +25,10 @@ final class SessionCore: @unchecked Sendable {
 
   private let operations = Atomic<UInt64>(0)
   private let observers = Mutex(Observers())
+  /// The machine's mode as last settled, for `detectsTags` on any thread.
+  private let settledMode: Mutex<NFCSessionStateMachine.Mode>
+  /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
+  private let tagMethodMissing = Atomic<Bool>(false)
 
   private struct Observers {
     var finished = false
@@ -34,8 +40,35 @@ final class SessionCore: @unchecked Sendable {
     self.id = id
     self.engine = engine
     self.delivery = delivery
-    self.mode = machine.mode
+    self.settledMode = Mutex(machine.mode)
     self.machine = machine
+  }
+
+  /// Whether detected tags go to the app, as far as is known (any thread).
+  var mode: NFCSessionStateMachine.Mode {
+    get { settledMode.withLock { $0 } }
+    set { settledMode.withLock { $0 = newValue } }
+  }
+
+  /// Offers `tags` to the delegate (on the session's queue) and says whether its own
+  /// `readerSession(_:didDetect:)` ran, rather than the protocol's default.
+  func offer(_ tags: [NFCNDEFTag], to delegate: any NFCNDEFReaderSessionDelegate, of session: NFCNDEFReaderSession)
+    -> Bool
+  {
+    tagMethodMissing.store(false, ordering: .relaxed)
+    delivery.run { delegate.readerSession(session, didDetect: tags) }
+    return !tagMethodMissing.load(ordering: .relaxed)
+  }
+
+  /// Called by the default `readerSession(_:didDetect:)`.
+  func noteTagMethodMissing() {
+    tagMethodMissing.store(true, ordering: .relaxed)
+  }
+
+  /// Completes an operation that failed before it reached the session (an invalid argument), on the
+  /// session's queue, in order with the engine's work.
+  func reject(_ error: NFCReaderError, completion: @escaping Completion) {
+    engine.scheduler.execute { [delivery] in delivery.run { completion(.failed(error)) } }
   }
 
   /// Runs an operation on `tag` (any thread); `completion` runs on the session's queue.

@@ -11,9 +11,12 @@ import Synchronization
 ///
 /// **One per process by default.** `NFCReaderSystem.shared` is what `NFCNDEFReaderSession`'s Core NFC
 /// initializer and `readingAvailable` use. Until an app installs another with `install(_:)`, it runs on
-/// an `UnavailableNFCRadio` (no capability: `readingAvailable` is false and a session begun anyway ends
-/// with `readerErrorUnsupportedFeature`), because on Linux there is no NFC stack to assume. Tests and
-/// simulations pass their own system to the session initializer instead.
+/// the host's own NFC: on Linux a `PCSCNFCRadio` when the pcsc-lite library can be loaded (its
+/// `readingAvailable` is true while pcscd runs with a reader plugged in), following the host's
+/// `NFCSystemConfiguration` (its defaults when the file cannot be used); elsewhere, or without
+/// pcsc-lite, an `UnavailableNFCRadio` (no capability: `readingAvailable` is false and a session begun
+/// anyway ends with `readerErrorUnsupportedFeature`). Tests and simulations pass their own system to
+/// the session initializer instead.
 ///
 /// ```swift
 /// let (system, radio) = NFCReaderSystem.simulated(seed: 1)       // ReaderSimulator
@@ -37,10 +40,19 @@ public final class NFCReaderSystem: Sendable {
     installed.withLock { installed in
       if let system = installed { return system }
       let scheduler = LiveScheduler<ContinuousClock>(label: "NFCKit.NFCReaderSystem")
-      let system = NFCReaderSystem(radio: UnavailableNFCRadio(scheduler: scheduler), scheduler: scheduler)
+      let system = NFCReaderSystem(radio: hostRadio(scheduler: scheduler), scheduler: scheduler)
       installed = system
       return system
     }
+  }
+
+  /// The host's NFC radio: PC/SC on Linux when pcsc-lite loads, none otherwise.
+  static func hostRadio(scheduler: any Scheduler) -> any NFCRadio {
+    #if os(Linux)
+      let configuration = (try? NFCSystemConfiguration.load()) ?? NFCSystemConfiguration()
+      if let radio = PCSCNFCRadio(configuration: configuration, scheduler: scheduler) { return radio }
+    #endif
+    return UnavailableNFCRadio(scheduler: scheduler)
   }
 
   /// Makes `system` the per-process one: sessions created afterwards with Core NFC's initializer run on

@@ -153,15 +153,25 @@ final class NFCSystemEngine: @unchecked Sendable {
         deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
       case .didDetectNDEFs(let messages):
         publish(.didDetectNDEFs(messages), of: core)
-        deliver(to: session) { $0.readerSession($1, didDetectNDEFs: messages) }
+        deliver(to: session) { $0.readerSession($1, didDetectNDEFs: messages.map(NFCNDEFMessage.init)) }
       case .didDetectTags(let refs):
         let tags = refs.map { ref in
           let tag = NFCNDEFTag(ref: ref, core: core)
           core.tags[ref] = tag
           return tag
         }
-        publish(.didDetectTags(tags), of: core)
-        deliver(to: session) { ($0 as? any NFCNDEFReaderSessionTagDelegate)?.readerSession($1, didDetect: tags) }
+        guard case .undecided = core.machine.mode else {
+          publish(.didDetectTags(tags), of: core)
+          deliver(to: session) { $0.readerSession($1, didDetect: tags) }
+          continue
+        }
+        // Whether the delegate implements the method is known once it is offered the tags: the event
+        // is published only if it does (otherwise the session goes on as a read-only one).
+        let implemented = session.flatMap { session in core.delegate.map { core.offer(tags, to: $0, of: session) } }
+        if implemented == true { publish(.didDetectTags(tags), of: core) }
+        let settled = core.machine.tagDelegateAnswered(implemented: implemented == true)
+        core.mode = core.machine.mode
+        run(core, settled, session: session)
       case .didFailToReadNDEF(let error):
         publish(.didFailToReadNDEF(error), of: core)
         deliver(to: session) { $0.readerSession($1, didFailToReadNDEF: error) }
@@ -198,7 +208,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     to session: NFCNDEFReaderSession?,
     _ call: (any NFCNDEFReaderSessionDelegate, NFCNDEFReaderSession) -> Void
   ) {
-    guard let session, let delegate = session.delegate else { return }
+    guard let session, let delegate = session.core.delegate else { return }
     session.core.delivery.run { call(delegate, session) }
   }
 }

@@ -84,6 +84,8 @@ package struct TerminalStateMachine {
     case discoveryDelegate(JobID)
     /// The `MobileReaderDelegate` of the current connection.
     case readerDelegate
+    /// The terminal's own delegate (`TerminalDelegate`).
+    case terminalDelegate
   }
 
   package enum Input: Sendable {
@@ -109,6 +111,9 @@ package struct TerminalStateMachine {
     case imageFetched(request: UInt64, Result<Data, ReaderError>)
     /// The app cancelled the install that `handle` was given for.
     case cancelInstall(handle: UInt64)
+    /// The update every connection to a simulated reader sees unless its configuration names a test
+    /// update of its own (the simulator configuration's `availableReaderUpdate`); nil for the catalog's.
+    case simulatedReaderUpdate(TestReaderUpdate?)
   }
 
   package enum Action: Equatable, Sendable {
@@ -196,6 +201,8 @@ package struct TerminalStateMachine {
   private let tuning: DiscoveryTuning
   private let realReadersSupported: Bool
   private let updates: UpdateSettings
+  /// The update connections to simulated readers see when their configuration names none.
+  private var simulatedReaderUpdate: TestReaderUpdate?
 
   /// How the terminal handles software updates.
   package struct UpdateSettings: Sendable {
@@ -320,6 +327,8 @@ package struct TerminalStateMachine {
     case .cancelInstall(let handle):
       guard update?.handle == handle else { break }
       installStep { $0.cancel() }
+    case .simulatedReaderUpdate(let update):
+      simulatedReaderUpdate = update
     }
     moveTheLine()
     connectPending = false
@@ -436,6 +445,8 @@ package struct TerminalStateMachine {
     }
     let heard = discovery.freshness(of: reader.serialNumber, now: now)
     var settings = settings
+    // A simulated reader sees the simulator's update unless the connection picked a test update itself.
+    if reader.simulated, settings.testUpdate == nil { settings.testUpdate = simulatedReaderUpdate }
     settings.preparesReader = updates.hasCatalog || settings.testUpdate != nil
     let attempt = link.connect(
       reader, settings: settings, heard: heard, radioOn: radioOn, listenFor: tuning.stalenessWindow,
@@ -1078,7 +1089,7 @@ package struct TerminalStateMachine {
     let changed = status != published.status
     published = (status, reader)
     emit(.status(status, connectedReader: reader))
-    if changed { report(.didChangeConnectionStatus(status)) }
+    if changed { report(.didChangeConnectionStatus(status), to: .terminalDelegate) }
   }
 
   private func notConnected() -> ReaderError {

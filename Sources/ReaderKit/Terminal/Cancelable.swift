@@ -1,6 +1,6 @@
 import Synchronization
 
-/// What `Cancelable.cancel` found.
+/// What `Cancelable.cancel()` found, in the async form.
 public enum CancelResult: String, Sendable, Hashable {
   /// The operation was stopped (by this call or an earlier one) and completed with `canceled`.
   case canceled
@@ -8,11 +8,19 @@ public enum CancelResult: String, Sendable, Hashable {
   case nothingToCancel
 }
 
-/// A handle on a long operation (discovery, connect, reconnection, launch reconnect).
+/// A handle on a long operation (discovery, connect, reconnection, launch reconnect, an install), as
+/// Stripe's `Cancelable`.
 ///
 /// `cancel` is idempotent and completes only once the operation has really stopped: the operation's
 /// own completion (with `canceled`) runs first, then the cancel's. So starting a new discovery in
-/// the cancel completion always works.
+/// the cancel completion always works:
+///
+/// ```swift
+/// discovery.cancel { error in
+///   if let error { print("nothing to cancel:", error) }  // cancelFailedAlreadyCompleted
+///   terminal.discoverReaders(config, delegate: self) { _ in }
+/// }
+/// ```
 public final class Cancelable: Sendable {
   private enum Phase {
     /// The operation runs.
@@ -37,25 +45,55 @@ public final class Cancelable: Sendable {
     self.onCancel = onCancel
   }
 
-  /// Whether the operation has completed (on its own or by cancellation).
-  public var isCompleted: Bool {
+  /// Whether the operation has completed (on its own or by cancellation): Stripe's `completed`.
+  public var completed: Bool {
     phase.withLock {
       if case .completed = $0 { return true }
       return false
     }
   }
 
-  /// Asks the operation to stop; `completion` runs once it has, on the terminal's scheduler (or at
-  /// once, on the caller's thread, when the operation had already completed).
-  public func cancel(completion: @escaping @Sendable (CancelResult) -> Void = { _ in }) {
+  /// Whether the operation has completed; the same as `completed`.
+  public var isCompleted: Bool { completed }
+
+  /// Asks the operation to stop, as Stripe's `cancel(_:)`: `completion` runs once it has stopped, on
+  /// the terminal's `DelegateExecutor` (or at once, on the caller's thread, when the operation had
+  /// already completed). Every call gets its own completion.
+  ///
+  /// - Parameter completion: `nil` when the operation was cancelled (by this call or an earlier one);
+  ///   a `ReaderError` with code `cancelFailedAlreadyCompleted` when it had completed on its own first,
+  ///   so there was nothing to cancel.
+  public func cancel(_ completion: @escaping @Sendable ((any Error)?) -> Void = { _ in }) {
+    request { result in
+      switch result {
+      case .canceled: completion(nil)
+      case .nothingToCancel:
+        completion(
+          ReaderError(
+            .cancelFailedAlreadyCompleted, "the operation had already completed; there was nothing to cancel"))
+      }
+    }
+  }
+
+  /// Asks the operation to stop and waits until it has; says whether it was cancelled or had already
+  /// completed on its own.
+  @discardableResult
+  public func cancel() async -> CancelResult {
+    await withCheckedContinuation { continuation in
+      request { continuation.resume(returning: $0) }
+    }
+  }
+
+  /// Asks the operation to stop; `answer` hears how it ended.
+  private func request(_ answer: @escaping @Sendable (CancelResult) -> Void) {
     enum Step { case request, wait, answer(CancelResult) }
     let step = phase.withLock { phase -> Step in
       switch phase {
       case .running:
-        phase = .canceling([completion])
+        phase = .canceling([answer])
         return .request
       case .canceling(let waiters):
-        phase = .canceling(waiters + [completion])
+        phase = .canceling(waiters + [answer])
         return .wait
       case .completed(let canceled):
         return .answer(canceled ? .canceled : .nothingToCancel)
@@ -64,20 +102,12 @@ public final class Cancelable: Sendable {
     switch step {
     case .request: onCancel(self)
     case .wait: break
-    case .answer(let result): completion(result)
-    }
-  }
-
-  /// Asks the operation to stop and waits until it has.
-  @discardableResult
-  public func cancel() async -> CancelResult {
-    await withCheckedContinuation { continuation in
-      cancel { continuation.resume(returning: $0) }
+    case .answer(let result): answer(result)
     }
   }
 
   /// Called by the terminal right after the operation's own completion ran.
-  func completed(canceled: Bool) {
+  func finish(canceled: Bool) {
     let waiters = phase.withLock { phase -> [@Sendable (CancelResult) -> Void] in
       guard case .canceling(let waiters) = phase else {
         if case .running = phase { phase = .completed(canceled: canceled) }

@@ -25,6 +25,12 @@ import Synchronization
 public final class Terminal: Sendable {
   let engine: TerminalEngine
   private let jobCounter = Mutex<UInt64>(0)
+  private let terminalDelegate = Mutex<(any TerminalDelegate)?>(nil)
+
+  /// The simulator's settings (Stripe's `simulatorConfiguration`): change them in place, e.g.
+  /// `Terminal.shared.simulatorConfiguration.availableReaderUpdate = .required`. They apply to
+  /// simulated readers only.
+  public let simulatorConfiguration: SimulatorConfiguration
 
   /// Creates a terminal over a transport that is both the radio and the reader link (the
   /// simulator, `SimulatedBluetoothCentral`, is), and a scheduler.
@@ -74,11 +80,18 @@ public final class Terminal: Sendable {
 
   init(
     central: any BluetoothCentral, readerLink: any ReaderLink, scheduler: any Scheduler, store: any ReaderStore,
-    updateCatalog: (any UpdateCatalog)? = nil, delegateExecutor: DelegateExecutor, machine: TerminalStateMachine
+    updateCatalog: (any UpdateCatalog)? = nil, delegateExecutor: DelegateExecutor, machine: TerminalStateMachine,
+    simulatedReaderUpdate: SimulateReaderUpdate = .none
   ) {
-    engine = TerminalEngine(
+    let engine = TerminalEngine(
       scheduler: scheduler, central: central, readerLink: readerLink, store: store, catalog: updateCatalog,
       executor: delegateExecutor, machine: machine)
+    self.engine = engine
+    let feed: @Sendable (SimulateReaderUpdate) -> Void = { update in
+      engine.scheduler.execute { engine.feed(.simulatedReaderUpdate(update.testReaderUpdate)) }
+    }
+    simulatorConfiguration = SimulatorConfiguration(availableReaderUpdate: simulatedReaderUpdate, onChange: feed)
+    if simulatedReaderUpdate != .none { feed(simulatedReaderUpdate) }
     engine.terminal = self
     central.setEventHandler { [engine] event in engine.feed(event) }
     readerLink.setLinkEventHandler { [engine] event in engine.feed(.readerLink(event)) }
@@ -94,7 +107,8 @@ public final class Terminal: Sendable {
   /// has an adapter (the first one; use `Terminal(bluezAdapter:)` to pick one): that check takes at
   /// most a second. Elsewhere, and without those, discovering or connecting a real reader fails with
   /// `bluetoothUnsupported`. Delegates and completions run on the main actor; the last reader is kept
-  /// in `Terminal.platformStore()`.
+  /// in `Terminal.platformStore()`. As in Stripe's SDK, its simulated readers report an optional update
+  /// (`simulatorConfiguration`'s `availableReaderUpdate` starts at `available`).
   public static let shared: Terminal = {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: UInt64.random(in: 1...UInt64.max))
@@ -105,11 +119,11 @@ public final class Terminal: Sendable {
       let router = RoutingBluetoothCentral(world: world, real: real.central, realLink: real.link)
       terminal = Terminal(
         central: router, readerLink: router, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
-        machine: TerminalStateMachine(seed: seed, realReadersSupported: true))
+        machine: TerminalStateMachine(seed: seed, realReadersSupported: true), simulatedReaderUpdate: .available)
     } else {
       terminal = Terminal(
         central: world, readerLink: world, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
-        machine: TerminalStateMachine(seed: seed, realReadersSupported: false))
+        machine: TerminalStateMachine(seed: seed, realReadersSupported: false), simulatedReaderUpdate: .available)
     }
     sharedDriver.withLock { $0 = RealTimeDriver(clock: clock) }
     sharedDriver.withLock { $0?.start() }
@@ -157,8 +171,21 @@ public final class Terminal: Sendable {
     return (terminal, world)
   }
 
-  /// The current connection status.
+  /// The current connection status. `delegate` hears every change.
   public var connectionStatus: ConnectionStatus { engine.snapshot.withLock { $0.status } }
+
+  /// Whether a payment can start: always `notReady`, since ReaderKit does not collect payments (Stripe's
+  /// `paymentStatus`, there so code written for Stripe's SDK compiles).
+  public var paymentStatus: PaymentStatus { .notReady }
+
+  /// Observes the terminal as a whole, as Stripe's `Terminal.shared.delegate`: it hears every change
+  /// of `connectionStatus` (`terminal(_:didChangeConnectionStatus:)`), on the `DelegateExecutor`, in
+  /// order with the other delegates. Held strongly, so a delegate object created in place keeps
+  /// hearing; set `nil` to stop.
+  public var delegate: (any TerminalDelegate)? {
+    get { terminalDelegate.withLock { $0 } }
+    set { terminalDelegate.withLock { $0 = newValue } }
+  }
 
   /// The connected reader; `nil` until a connection is complete (and while reconnecting).
   public var connectedReader: Reader? { engine.snapshot.withLock { $0.connectedReader } }

@@ -151,7 +151,7 @@ final class TerminalEngine: @unchecked Sendable {
     case .closeInstallHandle(let handle, let canceled):
       guard let current = installation, current.handle == handle else { return }
       installation = nil
-      executor { current.cancelable.completed(canceled: canceled) }
+      executor { current.cancelable.finish(canceled: canceled) }
     case .status(let status, let reader):
       snapshot.withLock { $0 = Snapshot(status: status, connectedReader: reader) }
     case .report(let kind, let recipient):
@@ -168,7 +168,7 @@ final class TerminalEngine: @unchecked Sendable {
     case .closeReconnectHandle(let handle, let canceled):
       guard let current = reconnection, current.handle == handle else { return }
       reconnection = nil
-      executor { current.cancelable.completed(canceled: canceled) }
+      executor { current.cancelable.finish(canceled: canceled) }
     case .complete(let id, let result):
       guard let entry = entries.removeValue(forKey: id) else { return }
       executor {
@@ -183,7 +183,7 @@ final class TerminalEngine: @unchecked Sendable {
           case .success(nil): preconditionFailure("a connect succeeds with its reader")
           }
         }
-        entry.cancelable?.completed(canceled: result.failure?.code == .canceled)
+        entry.cancelable?.finish(canceled: result.failure?.code == .canceled)
       }
     }
   }
@@ -193,6 +193,12 @@ final class TerminalEngine: @unchecked Sendable {
     switch recipient {
     case .stream:
       return
+    case .terminalDelegate:
+      guard case .didChangeConnectionStatus(let status) = kind else {
+        preconditionFailure("\(kind) is not a TerminalDelegate call")
+      }
+      guard let terminal, let delegate = terminal.delegate else { return }
+      executor { delegate.terminal(terminal, didChangeConnectionStatus: status) }
     case .discoveryDelegate(let id):
       // The app let go of its terminal while a discovery ran: the delegate method takes the terminal,
       // so there is nothing to call (the engine runs on while the scheduler holds its timers).
@@ -223,7 +229,7 @@ final class TerminalEngine: @unchecked Sendable {
           delegate.reader(reader, didFinishInstallingUpdate: update, error: error)
         case .didReportBatteryLevel(let reader):
           delegate.reader(
-            reader, didReportBatteryLevel: reader.batteryLevel ?? 0, status: reader.batteryStatus,
+            reader, didReportBatteryLevel: Float(reader.batteryLevel ?? 0), status: reader.batteryStatus,
             isCharging: reader.isCharging ?? false)
         default:
           preconditionFailure("\(kind) is not a MobileReaderDelegate call")
