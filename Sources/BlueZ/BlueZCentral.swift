@@ -15,9 +15,15 @@ import Synchronization
 /// `bluetoothd` is away, the radio reads as off (links end with `bluetoothDisabled`, and the
 /// terminal's reconnection waits for it to come back).
 ///
+/// It is also the `ReaderLink` of the readers it connects: commands (reboot, software updates) go to
+/// an `SMPReaderLink` over each reader's SMP characteristic (`SMPTransportProvider`), and battery
+/// notifications from the Battery Service are reported next to that link's events.
+///
 /// ```swift
 /// let scheduler = LiveScheduler()
-/// let central = try BlueZCentral.open(configuration: BlueZConfiguration(adapterName: "hci0"), scheduler: scheduler)
+/// let central = try BlueZCentral.open(
+///   configuration: BlueZConfiguration(adapterName: "hci0"), scheduler: scheduler,
+///   sha256: { SHA256Checksum.compute($0) })
 /// let terminal = Terminal(central: central, readerLink: central, scheduler: scheduler)
 /// ```
 public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvider, Sendable {
@@ -40,13 +46,19 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
   private let configuration: BlueZConfiguration
   private let core: Mutex<Core>
   private let radio = Mutex(false)
+  /// The reader commands, spoken over each reader's SMP transport.
+  private let smpLink: SMPReaderLink
 
   /// Opens the system bus now (within `timeout`) and returns a central over it, its radio state known.
+  /// - Parameters:
+  ///   - sha256: computes SHA-256 digests, for the images of software updates (pass
+  ///     `SHA256Checksum.compute` from ReaderKit).
   /// - Throws: `bluetoothUnsupported`, with `context["missing"]` set to `bus` (no system bus answers),
   ///   `bluetoothd` (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
   public static func open(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
-    environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1)
+    environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1),
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum
   ) throws(ReaderError) -> BlueZCentral {
     var session: BlueZBus.Session
     do { session = try BlueZBus.open(environment: environment, timeout: timeout) } catch {
@@ -69,7 +81,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
         .bluetoothUnsupported, which, context: ["missing": "adapter", "adapter": configuration.adapterName ?? ""])
     }
     let central = BlueZCentral(
-      configuration: configuration, scheduler: scheduler, environment: environment, opening: false)
+      configuration: configuration, scheduler: scheduler, environment: environment, sha256: sha256, opening: false)
     central.adopt(session)
     return central
   }
@@ -78,18 +90,25 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
   /// `busRetryInterval`); the radio reads as off until `bluetoothd` and the adapter are there.
   public convenience init(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum
   ) {
-    self.init(configuration: configuration, scheduler: scheduler, environment: environment, opening: true)
+    self.init(
+      configuration: configuration, scheduler: scheduler, environment: environment, sha256: sha256, opening: true)
   }
 
   private init(
-    configuration: BlueZConfiguration, scheduler: any Scheduler, environment: [String: String], opening: Bool
+    configuration: BlueZConfiguration, scheduler: any Scheduler, environment: [String: String],
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum, opening: Bool
   ) {
     self.scheduler = scheduler
     self.environment = environment
     self.configuration = configuration
     self.core = Mutex(Core(machine: BlueZCentralStateMachine(configuration: configuration)))
+    let transports = WeakTransportProvider()
+    smpLink = SMPReaderLink(
+      transports: transports, scheduler: scheduler, sha256: sha256, timings: configuration.imageUpgradeTimings)
+    transports.central = self
     if opening { scheduler.execute { [self] in perform([.openBus]) } }
   }
 
@@ -140,36 +159,25 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     command(.expectLinkLoss(serialNumber: serialNumber, expectation))
   }
 
-  // MARK: ReaderLink (no command channel yet)
+  // MARK: ReaderLink
 
   public func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
     core.withLock { $0.linkHandler = handler }
+    smpLink.setLinkEventHandler(handler)
   }
 
+  /// Does nothing: SMP has no command to flash a reader's LEDs.
   public func flashLEDs(serialNumber: String) {}
 
-  public func reboot(serialNumber: String) {
-    linkEvent(
-      .rebootResponse(
-        serialNumber: serialNumber,
-        error: ReaderError(
-          .commandRejected, "this reader offers no command channel", context: ["serialNumber": serialNumber])))
-  }
+  /// The OS group's reset over SMP; see `SMPReaderLink`.
+  public func reboot(serialNumber: String) { smpLink.reboot(serialNumber: serialNumber) }
 
+  /// The MCUboot image upload, test, reset and confirm over SMP; see `SMPReaderLink`.
   public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
-    linkEvent(
-      .updateFinished(
-        serialNumber: serialNumber,
-        error: ReaderError(
-          .readerSoftwareUpdateFailedReaderError, "this reader offers no command channel",
-          context: ["serialNumber": serialNumber])))
+    smpLink.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
   }
 
-  public func cancelUpdate(serialNumber: String) {}
-
-  private func linkEvent(_ event: ReaderLinkEvent) {
-    scheduler.execute { [self] in core.withLock { $0.linkHandler }?(event) }
-  }
+  public func cancelUpdate(serialNumber: String) { smpLink.cancelUpdate(serialNumber: serialNumber) }
 
   // MARK: Driving the machine
 
@@ -290,5 +298,24 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     core.withLock { core in
       if core.callTimeouts[id] != nil { core.callTimeouts[id] = .some(work) }
     }
+  }
+}
+
+/// Hands out the central's SMP transports without keeping the central alive (the central owns the SMP
+/// link that holds this provider).
+private final class WeakTransportProvider: SMPTransportProvider, Sendable {
+  private struct Target {
+    weak var central: BlueZCentral?
+  }
+
+  private let target = Mutex(Target())
+
+  var central: BlueZCentral? {
+    get { target.withLock { $0.central } }
+    set { target.withLock { $0.central = newValue } }
+  }
+
+  func smpTransport(forSerialNumber serialNumber: String) -> (any SMPTransport)? {
+    central?.smpTransport(forSerialNumber: serialNumber)
   }
 }

@@ -124,7 +124,7 @@ package struct BlueZCentralStateMachine {
   var links: [String: Link] = [:]
   var serialByPath: [String: String] = [:]
   var pathBySerial: [String: String] = [:]
-  private var lastSeen: [String: Duration] = [:]
+  var lastSeen: [String: Duration] = [:]
   private var reasons: [String: String] = [:]
   private var rebootExpected: Set<String> = []
   /// Details being read, by serial number, and the reads in flight.
@@ -389,19 +389,7 @@ package struct BlueZCentralStateMachine {
       return [call(.disconnect(device: path)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
     case .refresh:
       refreshArmed = false
-      guard isScanning else { return [] }
-      var actions: [Action] = []
-      for path in lastSeen.keys.sorted() {
-        guard let seen = lastSeen[path], now - seen <= configuration.vanishAfter, let serial = serialByPath[path],
-          let properties = tree.properties(path, BlueZObjectTree.device),
-          let advertisement = advertisement(serial, BlueZDeviceFacts(properties))
-        else {
-          lastSeen[path] = nil
-          continue
-        }
-        actions.append(.emit(.advertisement(advertisement)))
-      }
-      return actions
+      return refresh(now: now)
     }
   }
 
@@ -489,7 +477,7 @@ package struct BlueZCentralStateMachine {
     adapterPath.flatMap { tree.properties($0, BlueZObjectTree.adapter) }.map(BlueZAdapterFacts.init)
   }
 
-  private var isScanning: Bool {
+  var isScanning: Bool {
     switch discovery {
     case .starting, .running: true
     case .idle, .stopping: false
@@ -584,12 +572,12 @@ package struct BlueZCentralStateMachine {
     if let serial { pathBySerial[serial] = path }
   }
 
-  private func isReader(_ path: String, _ facts: BlueZDeviceFacts) -> Bool {
+  func isReader(_ path: String, _ facts: BlueZDeviceFacts) -> Bool {
     guard let adapter = adapterPath, path.hasPrefix(adapter + "/") else { return false }
     return configuration.serviceUUIDs.isEmpty || facts.uuids.contains { configuration.serviceUUIDs.contains($0) }
   }
 
-  private func advertisement(_ serial: String, _ facts: BlueZDeviceFacts) -> Advertisement? {
+  func advertisement(_ serial: String, _ facts: BlueZDeviceFacts) -> Advertisement? {
     guard let rssi = facts.rssi else { return nil }
     return Advertisement(
       serialNumber: serial, deviceType: deviceType(of: serial), signalStrength: rssi,

@@ -1,3 +1,4 @@
+import MCUmgr
 import ReaderCore
 
 /// How the BlueZ central finds and names readers, and how long it waits.
@@ -30,6 +31,8 @@ public struct BlueZConfiguration: Sendable, Hashable {
   public var callTimeout: Duration
   /// The pause before the bus is opened again after it was lost or could not be opened.
   public var busRetryInterval: Duration
+  /// How long each step of a software update over SMP may take (reader commands go over MCUmgr's SMP).
+  public var imageUpgradeTimings: ImageUpgradeTimings
 
   /// Creates a configuration; every parameter has a default.
   public init(
@@ -37,7 +40,7 @@ public struct BlueZConfiguration: Sendable, Hashable {
     serialNumbers: [String: String] = [:], deviceTypes: [String: DeviceType] = [:],
     defaultDeviceType: DeviceType = .other("unknown"), connectTimeout: Duration = .seconds(10),
     vanishAfter: Duration = .seconds(5), refreshInterval: Duration = .seconds(1), callTimeout: Duration = .seconds(25),
-    busRetryInterval: Duration = .seconds(2)
+    busRetryInterval: Duration = .seconds(2), imageUpgradeTimings: ImageUpgradeTimings = ImageUpgradeTimings()
   ) {
     self.adapterName = adapterName
     self.serviceUUIDs = serviceUUIDs.map { $0.lowercased() }
@@ -49,6 +52,7 @@ public struct BlueZConfiguration: Sendable, Hashable {
     self.refreshInterval = refreshInterval
     self.callTimeout = callTimeout
     self.busRetryInterval = busRetryInterval
+    self.imageUpgradeTimings = imageUpgradeTimings
   }
 
   /// The model a reader with `serialNumber` is.

@@ -228,12 +228,13 @@ struct BlueZPeerTests {
     let events = Recorder<SMPTransportEvent>()
     transport.setEventHandler { events.append($0) }
     #expect(transport.maximumWriteLength == 244)
-    // The peer's SMP characteristic echoes each write as a notification.
-    run.scheduler.execute { transport.send([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]) }
+    // An OS group echo (write, SMP v1, sequence 7, {"d": "hi"}) is answered by the reader's SMP device.
+    let echoRequest: [UInt8] = [0x0A, 0x00, 0x00, 0x06, 0x00, 0x00, 0x07, 0x00, 0xA1, 0x61, 0x64, 0x62, 0x68, 0x69]
+    run.scheduler.execute { transport.send(echoRequest) }
     let echo = await events.first(scheduler: run.scheduler) { if case .received = $0 { true } else { false } }
-    #expect(echo == .received([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]))
+    #expect(echo == .received([0x0B, 0x00, 0x00, 0x06, 0x00, 0x00, 0x07, 0x00, 0xA1, 0x61, 0x72, 0x62, 0x68, 0x69]))
     let writes = try peer.call("SMPWrites", [.objectPath(device)]).body.first?.elements?.compactMap(\.byteArray)
-    #expect(writes == [[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x01, 0x00, 0xA0]])
+    #expect(writes == [echoRequest])
     // A restart into a new image: the transport goes down and comes back; the terminal sees nothing.
     let mark = run.events.count
     run.scheduler.execute { transport.expectLinkLoss(.restart) }
@@ -251,19 +252,20 @@ struct BlueZPeerTests {
     let scheduler = LiveScheduler()
     let noBus = try #require(throws: ReaderError.self) {
       try BlueZCentral.open(
-        scheduler: scheduler, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        scheduler: scheduler, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"],
+        sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBus.code == .bluetoothUnsupported && noBus.context["missing"] == "bus")
     let peer = try BlueZPeer.start(adapter: false)
     defer { peer.stop() }
     let noAdapter = try #require(throws: ReaderError.self) {
-      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noAdapter.context["missing"] == "adapter")
     peer.stopBluetoothd()
     let started = ContinuousClock.now
     let noBluetoothd = try #require(throws: ReaderError.self) {
-      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBluetoothd.context["missing"] == "bluetoothd")
     #expect(ContinuousClock.now - started < .seconds(1))

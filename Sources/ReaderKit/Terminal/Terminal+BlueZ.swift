@@ -12,7 +12,9 @@ extension Terminal {
     /// process needs access to `bluetoothd` (root, membership of the `bluetooth` group, or a polkit
     /// rule, as the distribution sets it up). Readers are found by the service UUIDs of `configuration`
     /// (by default the MCUmgr SMP service) and named by their advertised name unless it maps them;
-    /// see `BlueZConfiguration`. Everything runs on a `LiveScheduler` of its own.
+    /// see `BlueZConfiguration`. Reboots and software updates go to the reader over MCUmgr's SMP
+    /// (`SMPReaderLink`): an update's image is the MCUboot image the catalog names. Everything runs on a
+    /// `LiveScheduler` of its own.
     /// - Parameters:
     ///   - adapter: the adapter to use (`hci0`); nil: the configuration's, else the first one.
     ///   - delegateExecutor: where delegates and completions run; the main actor by default.
@@ -26,7 +28,8 @@ extension Terminal {
       var configuration = configuration
       if let adapter { configuration.adapterName = adapter }
       let scheduler = LiveScheduler(label: "ReaderKit.BlueZ")
-      let central = try BlueZCentral.open(configuration: configuration, scheduler: scheduler)
+      let central = try BlueZCentral.open(
+        configuration: configuration, scheduler: scheduler, sha256: { SHA256Checksum.compute($0) })
       self.init(
         central: central, readerLink: central, scheduler: scheduler, store: store, delegateExecutor: delegateExecutor,
         updateCatalog: updateCatalog)
@@ -36,7 +39,9 @@ extension Terminal {
   /// The platform's backend for real readers on `scheduler`, if it is there now.
   static func realBackend(scheduler: any Scheduler) -> (central: any BluetoothCentral, link: any ReaderLink)? {
     #if canImport(BlueZ)
-      guard let central = try? BlueZCentral.open(scheduler: scheduler) else { return nil }
+      guard let central = try? BlueZCentral.open(scheduler: scheduler, sha256: { SHA256Checksum.compute($0) }) else {
+        return nil
+      }
       return (central, central)
     #else
       return nil

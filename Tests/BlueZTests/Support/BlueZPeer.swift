@@ -177,6 +177,29 @@ final class BlueZPeer: Sendable {
     return reply.body.first?.string ?? ""
   }
 
+  /// What the reader's SMP device (`smp_device.py`) runs and was sent.
+  struct SMPState: Equatable {
+    var hash: [UInt8]
+    var version: String
+    var confirmed: Bool
+    var resets: Int
+    /// The offsets of the upload chunks it was sent, in order.
+    var uploadOffsets: [Int]
+  }
+
+  func smpState(_ path: String) throws -> SMPState {
+    let state = try call("SMPState", [.objectPath(path)]).body.first?.dictionary ?? [:]
+    return SMPState(
+      hash: state["hash"]?.byteArray ?? [], version: state["version"]?.string ?? "",
+      confirmed: state["confirmed"]?.bool ?? false, resets: state["resets"]?.int ?? -1,
+      uploadOffsets: state["upload_offsets"]?.elements?.compactMap(\.int) ?? [])
+  }
+
+  /// Sets a fault of the reader's SMP device; see `SetSMPFault` in the template.
+  func smpFault(_ path: String, _ name: String, _ value: DBusValue) throws {
+    try call("SetSMPFault", [.objectPath(path), .string(name), .variant(value)])
+  }
+
   /// The Device1/Adapter1 methods called on `path` so far.
   func calls(_ path: String) throws -> [String] {
     try call("Calls", [.objectPath(path)]).body.first?.stringArray ?? []

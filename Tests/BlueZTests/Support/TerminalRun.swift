@@ -18,15 +18,23 @@ final class TerminalRun: Sendable {
     connectTimeout: .seconds(3), vanishAfter: .milliseconds(600), refreshInterval: .milliseconds(150),
     callTimeout: .seconds(5), busRetryInterval: .milliseconds(200))
 
-  init(peer: BlueZPeer, configuration: BlueZConfiguration = TerminalRun.configuration) throws {
+  /// The delegate of every connection: it keeps the update cancelables the terminal hands out.
+  let delegate = Delegate()
+
+  init(
+    peer: BlueZPeer, configuration: BlueZConfiguration = TerminalRun.configuration,
+    store: any ReaderStore = InMemoryReaderStore(), updateCatalog: (any UpdateCatalog)? = nil
+  ) throws {
     self.peer = peer
-    central = try BlueZCentral.open(configuration: configuration, scheduler: scheduler, environment: peer.environment)
+    central = try BlueZCentral.open(
+      configuration: configuration, scheduler: scheduler, environment: peer.environment,
+      sha256: { SHA256Checksum.compute($0) })
     var tuning = DiscoveryTuning()
     tuning.updateInterval = .milliseconds(100)
     tuning.stalenessWindow = .milliseconds(800)
     terminal = Terminal(
-      central: central, readerLink: central, scheduler: scheduler, store: InMemoryReaderStore(), tuning: tuning,
-      delegateExecutor: .scheduler)
+      central: central, readerLink: central, scheduler: scheduler, store: store, tuning: tuning,
+      delegateExecutor: .scheduler, updateCatalog: updateCatalog)
     terminal.addEventObserver { [log] event in log.append(event.kind) }
   }
 
@@ -61,13 +69,35 @@ final class TerminalRun: Sendable {
 
   /// Discovers `serial` and connects to it.
   func connect(_ serial: String, autoReconnect: Bool = true) async throws -> Reader {
+    try await outcome(of: startConnect(serial, autoReconnect: autoReconnect)).get()
+  }
+
+  /// Discovers `serial` and starts connecting to it; the connect's outcome lands in the returned recorder.
+  func startConnect(_ serial: String, autoReconnect: Bool = true) async throws -> Recorder<
+    Result<Reader, ReaderError>
+  > {
     let reader = try #require(try await discover([serial]).first { $0.serialNumber == serial })
-    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1")
+    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_1")
       .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).build()
-    let mark = events.count
-    terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
-    try await wait(for: "didConnect", after: mark) { if case .didConnect = $0 { true } else { false } }
-    return reader
+    let outcome = Recorder<Result<Reader, ReaderError>>()
+    terminal.connectReader(reader, connectionConfig: configuration) { outcome.append($0) }
+    return outcome
+  }
+
+  /// Waits (bounded) for a completion that reports into `recorder`, and returns what it reported.
+  func outcome<Value: Sendable>(of recorder: Recorder<Value>, timeout: Duration = .seconds(30)) async throws -> Value {
+    guard let value = await recorder.first(timeout: timeout, scheduler: scheduler, where: { _ in true }) else {
+      let names = events.map { "\($0)".prefix(60) }.joined(separator: "; ")
+      throw BlueZPeer.Failure(description: "no completion within \(timeout); events: \(names)")
+    }
+    return value
+  }
+
+  /// Lets `duration` pass on the scheduler (to see that nothing more happens), without blocking a thread.
+  func idle(for duration: Duration) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      scheduler.schedule(after: duration) { continuation.resume() }
+    }
   }
 
   func stop() {
@@ -126,13 +156,16 @@ final class EventLog: Sendable {
   }
 }
 
-/// A delegate that does nothing: the tests read the event log instead.
-final class Delegate: DiscoveryDelegate, MobileReaderDelegate {
-  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {}
-}
+/// A delegate that keeps the cancelables of installs; the tests read the event log for the rest.
+nonisolated final class Delegate: DiscoveryDelegate, MobileReaderDelegate {
+  private let cancelables = Mutex<[Cancelable]>([])
 
-extension Duration {
-  fileprivate var inSecondsForWait: Double {
-    Double(components.seconds) + Double(components.attoseconds) / 1e18
+  /// The cancelable of the latest install, if it had one.
+  var installCancelable: Cancelable? { cancelables.withLock { $0.last } }
+
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {}
+
+  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
+    if let cancelable { cancelables.withLock { $0.append(cancelable) } }
   }
 }
