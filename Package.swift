@@ -42,7 +42,10 @@ let package = Package(
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
     // and Type 2 NDEF mappings.
     .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
-    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    .executableTarget(
+      name: "readerctl",
+      dependencies: ["ReaderKit", "NFCKit", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],
+      swiftSettings: strict),
     .executableTarget(
       name: "reader-bench",
       dependencies: ["ReaderKit", "NFCKit", "DBus", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],

@@ -20,6 +20,9 @@ enum UpdateImages {
     return bytes + le16(0x6907) + le16(4 + tlv.count) + tlv
   }
 
+  /// The SHA-256 of a whole image file, in hex, as a manifest names it.
+  static func hex(_ image: [UInt8]) -> String { SHA256Checksum.compute(image).hex }
+
   /// The SHA-256 TLV of an image made by `image`: the hash a reader reports for it.
   static func hash(_ image: [UInt8]) -> [UInt8] { Array(image.suffix(32)) }
 
