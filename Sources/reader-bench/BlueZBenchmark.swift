@@ -77,9 +77,9 @@ var blueZBenchmarks: [Benchmark] {
     [
       Benchmark(
         name: "bluez",
-        summary: "BlueZ: an advertisement through the D-Bus decoder and the BlueZ machine against decoding alone"
+        summary: "BlueZ: advertisements against decoding alone; an SMP image upload against raw writes (D-Bus peer)"
       ) {
-        runBlueZBenchmark(readers: 100, messages: 20_000)
+        runBlueZBenchmark(readers: 100, messages: 20_000) + runBlueZUploadBenchmark(imageBytes: 128 * 1024)
       }
     ]
   #else

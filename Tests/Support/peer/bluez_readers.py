@@ -9,7 +9,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   AddReader(adapter, address, name, rssi, uuids, options) -> path
       options (a{sv}): model, serial, firmware, manufacturer (s), battery (y), gatt (b, default true),
       connect_delay_ms, resolve_delay_ms (u), advertise_ms (u: RSSI re-announced that often while
-      discovering; 0 = never)
+      discovering; 0 = never), sink (b: the SMP characteristic takes writes and answers nothing, for
+      measuring the raw write rate)
   SetRSSI(path, rssi)                         one advertisement with that RSSI
   Advertise(path, interval_ms)                start or stop (0) periodic advertisements
   RemoveReader(path)                          InterfacesRemoved, as BlueZ's purge of a lost device
@@ -278,7 +279,7 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'battery': int(options['battery']) if 'battery' in options else None,
         'boot_ms': int(options.get('boot_ms', 300)),
     }
-    if STATE[path]['smp']:
+    if STATE[path]['smp'] and not options.get('sink', False):
         smp = smp_device.SMPDevice(notification_length=STATE[path]['mtu'] - 3)
         if 'firmware' in options:
             smp.primary['version'] = str(options['firmware'])
