@@ -181,6 +181,25 @@ struct BlueZPeerTests {
     }
   }
 
+  @Test func theSystemBusRestartingIsSurvivedAndTheReaderWonBack() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    let mark = run.events.count
+    try peer.restartBus()
+    try await run.wait(for: "didStartReconnect(bluetoothDisabled)", after: mark) { event in
+      if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
+    }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    try await run.wait(for: "readerDidSucceedReconnect", after: mark) {
+      if case .readerDidSucceedReconnect = $0 { true } else { false }
+    }
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+    #expect(try peer.calls(Self.path(Self.first)) == ["Connect"])
+  }
+
   @Test func detailsComeFromDeviceInformationAndBatteryServicesAndTheModelIsLearned() async throws {
     let peer = try BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
