@@ -26,6 +26,7 @@ let package = Package(
       name: "ReaderKit",
       dependencies: [
         "ReaderCore", "ReaderSimulator", .target(name: "CLibcrypto", condition: .when(platforms: [.linux])),
+        .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ], swiftSettings: strict),
     // The system's libcrypto, for SHA-256 on Linux (Apple platforms use CryptoKit).
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -35,15 +36,22 @@ let package = Package(
     // A small D-Bus client in Swift: the wire format (pure, bounded, fuzzed) and a Unix-socket connection.
     .target(name: "DBus", swiftSettings: strict),
     // Real Bluetooth LE readers on Linux: BlueZ (bluetoothd) over the D-Bus system bus.
-    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus"], swiftSettings: strict),
+    .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus", "MCUmgr"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions, with the PC/SC backend's radio on Linux.
     .target(name: "NFCKit", dependencies: ["ReaderCore", "PCSCKit"], swiftSettings: strict),
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
     // and Type 2 NDEF mappings.
     .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
-    .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit", "PCSCKit"], swiftSettings: strict),
     .executableTarget(
-      name: "reader-bench", dependencies: ["ReaderKit", "NFCKit", "PCSCKit"], swiftSettings: strict),
+      name: "readerctl",
+      dependencies: ["ReaderKit", "NFCKit", "PCSCKit", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],
+      swiftSettings: strict),
+    .executableTarget(
+      name: "reader-bench",
+      dependencies: [
+        "ReaderKit", "NFCKit", "PCSCKit", "DBus", .target(name: "BlueZ", condition: .when(platforms: [.linux])),
+      ],
+      swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
@@ -81,7 +89,7 @@ let package = Package(
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
-    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit"], swiftSettings: strict),
+    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit", "readerctl"], swiftSettings: strict),
     .testTarget(name: "readerctlTests", dependencies: ["readerctl", "PCSCTestSupport"], swiftSettings: strict),
     .testTarget(
       name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],

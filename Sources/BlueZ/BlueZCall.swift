@@ -19,6 +19,8 @@ package enum BlueZCall: Hashable, Sendable {
   case readValue(characteristic: String)
   /// `GattCharacteristic1.StartNotify`.
   case startNotify(characteristic: String)
+  /// `GattCharacteristic1.WriteValue(value, {type: "command"})`: a write without response.
+  case writeCommand(characteristic: String, value: [UInt8])
 
   /// The D-Bus message for the call.
   package var message: DBusMessage {
@@ -40,6 +42,10 @@ package enum BlueZCall: Hashable, Sendable {
     case .readValue(let characteristic):
       call(characteristic, "org.bluez.GattCharacteristic1", "ReadValue", [.stringVariantDictionary([:])])
     case .startNotify(let characteristic): call(characteristic, "org.bluez.GattCharacteristic1", "StartNotify")
+    case .writeCommand(let characteristic, let value):
+      call(
+        characteristic, "org.bluez.GattCharacteristic1", "WriteValue",
+        [.bytes(value), .stringVariantDictionary(["type": .string("command")])])
     }
   }
 

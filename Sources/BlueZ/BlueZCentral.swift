@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import MCUmgr
 import ReaderCore
 import Synchronization
 
@@ -14,12 +15,18 @@ import Synchronization
 /// `bluetoothd` is away, the radio reads as off (links end with `bluetoothDisabled`, and the
 /// terminal's reconnection waits for it to come back).
 ///
+/// It is also the `ReaderLink` of the readers it connects: commands (reboot, software updates) go to
+/// an `SMPReaderLink` over each reader's SMP characteristic (`SMPTransportProvider`), and battery
+/// notifications from the Battery Service are reported next to that link's events.
+///
 /// ```swift
 /// let scheduler = LiveScheduler()
-/// let central = try BlueZCentral.open(configuration: BlueZConfiguration(adapterName: "hci0"), scheduler: scheduler)
+/// let central = try BlueZCentral.open(
+///   configuration: BlueZConfiguration(adapterName: "hci0"), scheduler: scheduler,
+///   sha256: { SHA256Checksum.compute($0) })
 /// let terminal = Terminal(central: central, readerLink: central, scheduler: scheduler)
 /// ```
-public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
+public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvider, Sendable {
   private struct Core {
     var machine: BlueZCentralStateMachine
     var handler: (@Sendable (BluetoothEvent) -> Void)?
@@ -29,6 +36,8 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
     var timers: [BlueZCentralStateMachine.Timer: ScheduledWork] = [:]
     /// The calls awaiting their reply, with their timeout once armed.
     var callTimeouts: [UInt64: ScheduledWork?] = [:]
+    /// Each reader's SMP transport, created when first asked for and kept.
+    var transports: [String: BlueZSMPTransport] = [:]
   }
 
   /// Where everything runs; the terminal must use the same scheduler.
@@ -37,13 +46,19 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
   private let configuration: BlueZConfiguration
   private let core: Mutex<Core>
   private let radio = Mutex(false)
+  /// The reader commands, spoken over each reader's SMP transport.
+  private let smpLink: SMPReaderLink
 
   /// Opens the system bus now (within `timeout`) and returns a central over it, its radio state known.
+  /// - Parameters:
+  ///   - sha256: computes SHA-256 digests, for the images of software updates (pass
+  ///     `SHA256Checksum.compute` from ReaderKit).
   /// - Throws: `bluetoothUnsupported`, with `context["missing"]` set to `bus` (no system bus answers),
   ///   `bluetoothd` (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
   public static func open(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
-    environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1)
+    environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1),
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum
   ) throws(ReaderError) -> BlueZCentral {
     var session: BlueZBus.Session
     do { session = try BlueZBus.open(environment: environment, timeout: timeout) } catch {
@@ -66,7 +81,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
         .bluetoothUnsupported, which, context: ["missing": "adapter", "adapter": configuration.adapterName ?? ""])
     }
     let central = BlueZCentral(
-      configuration: configuration, scheduler: scheduler, environment: environment, opening: false)
+      configuration: configuration, scheduler: scheduler, environment: environment, sha256: sha256, opening: false)
     central.adopt(session)
     return central
   }
@@ -75,18 +90,25 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
   /// `busRetryInterval`); the radio reads as off until `bluetoothd` and the adapter are there.
   public convenience init(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum
   ) {
-    self.init(configuration: configuration, scheduler: scheduler, environment: environment, opening: true)
+    self.init(
+      configuration: configuration, scheduler: scheduler, environment: environment, sha256: sha256, opening: true)
   }
 
   private init(
-    configuration: BlueZConfiguration, scheduler: any Scheduler, environment: [String: String], opening: Bool
+    configuration: BlueZConfiguration, scheduler: any Scheduler, environment: [String: String],
+    sha256: @escaping @Sendable ([UInt8]) -> SHA256Checksum, opening: Bool
   ) {
     self.scheduler = scheduler
     self.environment = environment
     self.configuration = configuration
     self.core = Mutex(Core(machine: BlueZCentralStateMachine(configuration: configuration)))
+    let transports = WeakTransportProvider()
+    smpLink = SMPReaderLink(
+      transports: transports, scheduler: scheduler, sha256: sha256, timings: configuration.imageUpgradeTimings)
+    transports.central = self
     if opening { scheduler.execute { [self] in perform([.openBus]) } }
   }
 
@@ -114,36 +136,48 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
   public func cancelConnect(serialNumber: String) { command(.cancelConnect(serialNumber: serialNumber)) }
   public func disconnect(serialNumber: String) { command(.disconnect(serialNumber: serialNumber)) }
 
-  // MARK: ReaderLink (no command channel yet)
+  // MARK: SMP transports
+
+  public func smpTransport(forSerialNumber serialNumber: String) -> (any SMPTransport)? {
+    core.withLock { core in
+      if let transport = core.transports[serialNumber] { return transport }
+      let transport = BlueZSMPTransport(central: self, serialNumber: serialNumber)
+      core.transports[serialNumber] = transport
+      return transport
+    }
+  }
+
+  func smpMaximumWriteLength(_ serialNumber: String) -> Int? {
+    core.withLock { $0.machine.maximumWriteLength(of: serialNumber) }
+  }
+
+  func smpSend(_ serialNumber: String, _ bytes: [UInt8]) {
+    command(.smpSend(serialNumber: serialNumber, bytes: bytes))
+  }
+
+  func smpExpectLinkLoss(_ serialNumber: String, _ expectation: SMPLinkLossExpectation?) {
+    command(.expectLinkLoss(serialNumber: serialNumber, expectation))
+  }
+
+  // MARK: ReaderLink
 
   public func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
     core.withLock { $0.linkHandler = handler }
+    smpLink.setLinkEventHandler(handler)
   }
 
+  /// Does nothing: SMP has no command to flash a reader's LEDs.
   public func flashLEDs(serialNumber: String) {}
 
-  public func reboot(serialNumber: String) {
-    linkEvent(
-      .rebootResponse(
-        serialNumber: serialNumber,
-        error: ReaderError(
-          .commandRejected, "this reader offers no command channel", context: ["serialNumber": serialNumber])))
-  }
+  /// The OS group's reset over SMP; see `SMPReaderLink`.
+  public func reboot(serialNumber: String) { smpLink.reboot(serialNumber: serialNumber) }
 
+  /// The MCUboot image upload, test, reset and confirm over SMP; see `SMPReaderLink`.
   public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
-    linkEvent(
-      .updateFinished(
-        serialNumber: serialNumber,
-        error: ReaderError(
-          .readerSoftwareUpdateFailedReaderError, "this reader offers no command channel",
-          context: ["serialNumber": serialNumber])))
+    smpLink.installUpdate(serialNumber: serialNumber, update: update, image: image)
   }
 
-  public func cancelUpdate(serialNumber: String) {}
-
-  private func linkEvent(_ event: ReaderLinkEvent) {
-    scheduler.execute { [self] in core.withLock { $0.linkHandler }?(event) }
-  }
+  public func cancelUpdate(serialNumber: String) { smpLink.cancelUpdate(serialNumber: serialNumber) }
 
   // MARK: Driving the machine
 
@@ -166,6 +200,13 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
       switch action {
       case .emit(let event):
         let handler = core.withLock { $0.handler }
+        if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }
+      case .emitSMP(let serial, let event):
+        // Never from inside a call the SMP link makes: always a work item of its own.
+        let transport = core.withLock { $0.transports[serial] }
+        scheduler.execute { transport?.deliver(event) }
+      case .emitLink(let event):
+        let handler = core.withLock { $0.linkHandler }
         if deferEvents { scheduler.execute { handler?(event) } } else { handler?(event) }
       case .call(let id, let call):
         send(id, call)
@@ -257,5 +298,24 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, Sendable {
     core.withLock { core in
       if core.callTimeouts[id] != nil { core.callTimeouts[id] = .some(work) }
     }
+  }
+}
+
+/// Hands out the central's SMP transports without keeping the central alive (the central owns the SMP
+/// link that holds this provider).
+private final class WeakTransportProvider: SMPTransportProvider, Sendable {
+  private struct Target {
+    weak var central: BlueZCentral?
+  }
+
+  private let target = Mutex(Target())
+
+  var central: BlueZCentral? {
+    get { target.withLock { $0.central } }
+    set { target.withLock { $0.central = newValue } }
+  }
+
+  func smpTransport(forSerialNumber serialNumber: String) -> (any SMPTransport)? {
+    central?.smpTransport(forSerialNumber: serialNumber)
   }
 }

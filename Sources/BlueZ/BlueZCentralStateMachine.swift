@@ -1,4 +1,5 @@
 import DBus
+import MCUmgr
 import ReaderCore
 
 /// The BlueZ central's decisions, as a pure machine: `bluetoothd`'s objects and signals, the replies to
@@ -30,6 +31,8 @@ package struct BlueZCentralStateMachine {
     case discoveryRetry
     /// The bus is opened again.
     case busRetry
+    /// A reader restarting into a new image is connected again.
+    case restartRetry(String)
   }
 
   package enum Input: Sendable {
@@ -52,11 +55,19 @@ package struct BlueZCentralStateMachine {
     case disconnect(serialNumber: String)
     /// The reader was asked to reboot: its next `Remote` disconnect is `rebootRequested`.
     case expectReboot(serialNumber: String)
+    /// Write these bytes to the reader's SMP characteristic.
+    case smpSend(serialNumber: String, bytes: [UInt8])
+    /// How to read the reader's next link loss (`SMPTransport.expectLinkLoss`).
+    case expectLinkLoss(serialNumber: String, SMPLinkLossExpectation?)
   }
 
   package enum Action: Equatable, Sendable {
     case call(UInt64, BlueZCall)
     case emit(BluetoothEvent)
+    /// A reader's report over its link (battery notifications).
+    case emitLink(ReaderLinkEvent)
+    /// An event of a reader's SMP transport.
+    case emitSMP(String, SMPTransportEvent)
     case arm(Timer, after: Duration)
     case disarm(Timer)
     /// Open the bus connection; answered by `busOpened` or `busFailed`.
@@ -77,11 +88,13 @@ package struct BlueZCentralStateMachine {
     case stopping(UInt64)
   }
 
-  private enum Link: Equatable {
+  enum Link: Equatable {
     /// Waiting to see a reader the tree does not hold, scanning for it.
     case locating
     /// `Connect` was called (`call` is its id until it returned); `wasUp` once `Connected` was true.
     case connecting(path: String, call: UInt64?, wasUp: Bool)
+    /// The link is up and its services resolved; the reader's details are being read.
+    case reading(path: String)
     case connected(path: String)
     /// `Disconnect` was called because the terminal asked.
     case disconnecting(path: String)
@@ -89,24 +102,46 @@ package struct BlueZCentralStateMachine {
     var path: String? {
       switch self {
       case .locating: nil
-      case .connecting(let path, _, _), .connected(let path), .disconnecting(let path): path
+      case .connecting(let path, _, _), .reading(let path), .connected(let path), .disconnecting(let path): path
+      }
+    }
+
+    /// Whether the link is on its way up (connecting or reading details).
+    var isOpening: Bool {
+      switch self {
+      case .connecting, .reading: true
+      case .locating, .connected, .disconnecting: false
       }
     }
   }
 
   package let configuration: BlueZConfiguration
-  private var tree = BlueZObjectTree()
+  var tree = BlueZObjectTree()
   private var service = Service.noBus
   private var discovery = Discovery.idle
   private var scanWanted = false
   private var refreshArmed = false
-  private var links: [String: Link] = [:]
-  private var serialByPath: [String: String] = [:]
-  private var pathBySerial: [String: String] = [:]
-  private var lastSeen: [String: Duration] = [:]
+  var links: [String: Link] = [:]
+  var serialByPath: [String: String] = [:]
+  var pathBySerial: [String: String] = [:]
+  var lastSeen: [String: Duration] = [:]
   private var reasons: [String: String] = [:]
   private var rebootExpected: Set<String> = []
-  private var pending: [UInt64: BlueZCall] = [:]
+  /// Details being read, by serial number, and the reads in flight.
+  var readings: [String: Reading] = [:]
+  /// The battery level characteristic notifying for each connected reader, by characteristic path.
+  var batteryNotifiers: [String: String] = [:]
+  /// Models learned from the Device Information Service, by serial number.
+  var learnedModels: [String: DeviceType] = [:]
+  /// The SMP channels of connected readers, by serial number.
+  var smpLinks: [String: SMPLink] = [:]
+  /// How each reader's next link loss is to be read, as its SMP link declared it.
+  var expectations: [String: SMPLinkLossExpectation] = [:]
+  /// Readers restarting into a new image, kept connected for the terminal while their link is won back.
+  var restarting: Set<String> = []
+  /// The BlueZ reason of a restart's hidden loss, reported if the SMP link stops waiting.
+  var lostReasons: [String: String] = [:]
+  var pending: [UInt64: BlueZCall] = [:]
   private var nextCall: UInt64 = 1
   private(set) package var isRadioOn = false
 
@@ -115,12 +150,18 @@ package struct BlueZCentralStateMachine {
   }
 
   /// The adapter in use, if it exists.
-  package var adapterPath: String? {
+  package var adapterPath: String? { adapter }
+
+  /// The adapter in use, found again only when adapters come or go (finding it scans the tree).
+  private var adapter: String?
+
+  private mutating func findAdapter() {
     if let name = configuration.adapterName {
       let path = "/org/bluez/" + name
-      return tree.properties(path, BlueZObjectTree.adapter) == nil ? nil : path
+      adapter = tree.properties(path, BlueZObjectTree.adapter) == nil ? nil : path
+    } else {
+      adapter = tree.adapterPaths.first
     }
-    return tree.adapterPaths.first
   }
 
   /// The device path of a reader, if the tree holds it.
@@ -154,6 +195,9 @@ package struct BlueZCentralStateMachine {
     case .connect(let serial):
       actions += connect(serial)
     case .cancelConnect(let serial):
+      forgetDetails(of: serial)
+      restarting.remove(serial)
+      if smpLinks.removeValue(forKey: serial) != nil { actions.append(.emitSMP(serial, .down)) }
       if let path = links.removeValue(forKey: serial)?.path {
         actions += [.disarm(.connect(serial)), call(.disconnect(device: path))]
       }
@@ -161,12 +205,20 @@ package struct BlueZCentralStateMachine {
       actions += disconnect(serial)
     case .expectReboot(let serial):
       rebootExpected.insert(serial)
+    case .smpSend(let serial, let bytes):
+      actions += smpSend(serial, bytes)
+    case .expectLinkLoss(let serial, let expectation):
+      actions += expectLinkLoss(serial, expectation)
     }
     return actions + settle(now: now)
   }
 
   private mutating func load(_ objects: BlueZObjects) {
     tree.replace(with: objects)
+    findAdapter()
+    readings = [:]
+    batteryNotifiers = [:]
+    smpLinks = [:]
     pending = [:]
     discovery = .idle
     lastSeen = [:]
@@ -191,11 +243,13 @@ package struct BlueZCentralStateMachine {
     switch signal {
     case .interfacesAdded(let path, let interfaces):
       tree.add(path, interfaces)
+      if interfaces[BlueZObjectTree.adapter] != nil { findAdapter() }
       guard let device = interfaces[BlueZObjectTree.device] else { return [] }
       name(path)
       return deviceChanged(path, device, now: now)
     case .interfacesRemoved(let path, let interfaces):
       tree.remove(path, interfaces)
+      if interfaces.contains(BlueZObjectTree.adapter) { findAdapter() }
       guard interfaces.contains(BlueZObjectTree.device) else { return [] }
       lastSeen[path] = nil
       let serial = serialByPath.removeValue(forKey: path)
@@ -208,6 +262,7 @@ package struct BlueZCentralStateMachine {
       {
         discovery = .idle  // Discovery stopped under us (an adapter reset): `settle` starts it again if wanted.
       }
+      if interface == BlueZObjectTree.characteristic { return characteristicChanged(path, changed) }
       guard interface == BlueZObjectTree.device else { return [] }
       if changed["Name"] != nil || changed["Alias"] != nil { name(path) }
       return deviceChanged(path, changed, now: now)
@@ -243,6 +298,7 @@ package struct BlueZCentralStateMachine {
       }
       actions += completeIfReady(serial)
     case .connected(let linkPath)? where linkPath == path && !facts.connected,
+      .reading(let linkPath)? where linkPath == path && !facts.connected,
       .disconnecting(let linkPath)? where linkPath == path && !facts.connected:
       actions += linkLost(serial, path: path)
     default:
@@ -286,6 +342,8 @@ package struct BlueZCentralStateMachine {
       case .failure(let error) where error.name == "org.bluez.Error.AlreadyConnected":
         links[serial] = .connecting(path: path, call: nil, wasUp: wasUp)
         return completeIfReady(serial)
+      case .failure where restarting.contains(serial):
+        return restartLost(serial, path: path, reason: nil, retryLater: true)
       case .failure(let error):
         links[serial] = nil
         return [
@@ -300,7 +358,12 @@ package struct BlueZCentralStateMachine {
       // The reader was gone already (`NotConnected`): the link is down all the same.
       links[serial] = nil
       return [.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested))]
-    case .setDiscoveryFilter, .readValue, .startNotify:
+    case .readValue:
+      return detailRead(id, result)
+    case .startNotify(let characteristic)
+    where readings.values.contains { $0.reads[id]?.characteristic == characteristic }:
+      return detailRead(id, result)
+    case .setDiscoveryFilter, .startNotify, .writeCommand:
       return []
     }
   }
@@ -311,28 +374,22 @@ package struct BlueZCentralStateMachine {
       return service == .noBus ? [.openBus] : []
     case .discoveryRetry:
       return []  // `settle` starts discovery again if it is still wanted.
+    case .restartRetry(let serial):
+      return restartRetry(serial)
     case .connect(let serial):
-      guard case .connecting(let path, _, _)? = links[serial] else { return [] }
+      guard let link = links[serial], link.isOpening, let path = link.path else { return [] }
+      if restarting.contains(serial) {
+        return [call(.disconnect(device: path))] + restartLost(serial, path: path, reason: nil, retryLater: true)
+      }
       links[serial] = nil
+      forgetDetails(of: serial)
       let error = ReaderError(
         .bluetoothConnectTimedOut, "the reader did not finish connecting in time",
         context: ["serialNumber": serial, "timeout": "\(configuration.connectTimeout)"])
       return [call(.disconnect(device: path)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
     case .refresh:
       refreshArmed = false
-      guard isScanning else { return [] }
-      var actions: [Action] = []
-      for path in lastSeen.keys.sorted() {
-        guard let seen = lastSeen[path], now - seen <= configuration.vanishAfter, let serial = serialByPath[path],
-          let properties = tree.properties(path, BlueZObjectTree.device),
-          let advertisement = advertisement(serial, BlueZDeviceFacts(properties))
-        else {
-          lastSeen[path] = nil
-          continue
-        }
-        actions.append(.emit(.advertisement(advertisement)))
-      }
-      return actions
+      return refresh(now: now)
     }
   }
 
@@ -351,7 +408,7 @@ package struct BlueZCentralStateMachine {
     return startConnecting(serial, path: path)
   }
 
-  private mutating func startConnecting(_ serial: String, path: String) -> [Action] {
+  mutating func startConnecting(_ serial: String, path: String) -> [Action] {
     let connect = call(.connect(device: path))
     guard case .call(let id, _) = connect else { return [] }
     links[serial] = .connecting(path: path, call: id, wasUp: false)
@@ -361,6 +418,7 @@ package struct BlueZCentralStateMachine {
 
   private mutating func disconnect(_ serial: String) -> [Action] {
     guard case .connected(let path)? = links[serial] else {
+      forgetDetails(of: serial)
       if let path = links.removeValue(forKey: serial)?.path {
         return [.disarm(.connect(serial)), call(.disconnect(device: path))]
           + [.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested))]
@@ -379,22 +437,33 @@ package struct BlueZCentralStateMachine {
     else { return [] }
     let facts = BlueZDeviceFacts(properties)
     guard facts.connected && facts.servicesResolved else { return [] }
-    links[serial] = .connected(path: path)
     rebootExpected.remove(serial)
-    return [.disarm(.connect(serial)), .emit(.didConnect(serialNumber: serial, info: ReaderInfo()))]
+    return startReadingDetails(serial, path: path)
   }
 
   /// The link to `serial` on `path` ended (its device disconnected or disappeared).
   private mutating func linkLost(_ serial: String, path: String) -> [Action] {
     guard let link = links[serial], link.path == path else { return [] }
+    let radioGoingOff = adapterFacts.map(\.isGoingOff) ?? true
+    if !radioGoingOff && (expectations[serial] == .restart || restarting.contains(serial)) {
+      let wasUp: Bool = if case .connected = link { true } else { false }
+      return restartLost(serial, path: path, reason: reasons.removeValue(forKey: path), retryLater: !wasUp)
+    }
     links[serial] = nil
-    let reason = Self.disconnectReason(
-      reasons.removeValue(forKey: path), requested: link == .disconnecting(path: path),
-      rebootExpected: rebootExpected.remove(serial) != nil, radioGoingOff: adapterFacts.map(\.isGoingOff) ?? true)
+    forgetDetails(of: serial)
+    let down: [Action] = smpLinks.removeValue(forKey: serial) == nil ? [] : [.emitSMP(serial, .down)]
+    let requested = link == .disconnecting(path: path)
+    let mapped = Self.disconnectReason(
+      reasons.removeValue(forKey: path), requested: requested, rebootExpected: rebootExpected.remove(serial) != nil,
+      radioGoingOff: radioGoingOff)
+    // A reboot the SMP link announced reads as `rebootRequested` whatever BlueZ says (a reset shows as
+    // `Remote`, `Timeout` or nothing), unless the app disconnected or the radio went off.
+    let smpReboot = expectations.removeValue(forKey: serial) == .reboot
+    let reason = smpReboot && !requested && !radioGoingOff ? .rebootRequested : mapped
     switch link {
     case .connected, .disconnecting:
-      return [.emit(.didDisconnect(serialNumber: serial, reason: reason))]
-    case .connecting, .locating:
+      return down + [.emit(.didDisconnect(serialNumber: serial, reason: reason))]
+    case .connecting, .reading, .locating:
       let error = ReaderError(
         .connectionFailed, "the link dropped while connecting",
         context: ["serialNumber": serial, "reason": "\(reason)"])
@@ -408,7 +477,7 @@ package struct BlueZCentralStateMachine {
     adapterPath.flatMap { tree.properties($0, BlueZObjectTree.adapter) }.map(BlueZAdapterFacts.init)
   }
 
-  private var isScanning: Bool {
+  var isScanning: Bool {
     switch discovery {
     case .starting, .running: true
     case .idle, .stopping: false
@@ -426,7 +495,7 @@ package struct BlueZCentralStateMachine {
     }
     let needed =
       radio && (scanWanted || links.values.contains(.locating))
-      && !links.values.contains { if case .connecting = $0 { true } else { false } }
+      && !links.values.contains(where: \.isOpening)
     switch (discovery, needed, adapterPath) {
     case (.idle, true, let adapter?):
       let filter = call(.setDiscoveryFilter(adapter: adapter, uuids: configuration.serviceUUIDs))
@@ -453,27 +522,40 @@ package struct BlueZCentralStateMachine {
   /// The radio went off: every link ends, discovery with it.
   private mutating func radioOff() -> [Action] {
     var actions: [Action] = []
+    for serial in restarting.sorted() where links[serial] == nil {
+      actions += [
+        .disarm(.restartRetry(serial)), .emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled)),
+      ]
+    }
     for serial in links.keys.sorted() {
       guard let link = links.removeValue(forKey: serial) else { continue }
       rebootExpected.remove(serial)
+      forgetDetails(of: serial)
+      expectations[serial] = nil
+      if smpLinks.removeValue(forKey: serial) != nil { actions.append(.emitSMP(serial, .down)) }
+      if restarting.remove(serial) != nil {
+        actions += [.disarm(.connect(serial)), .emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled))]
+        continue
+      }
       switch link {
       case .connected:
         actions.append(.emit(.didDisconnect(serialNumber: serial, reason: .bluetoothDisabled)))
       case .disconnecting:
         actions.append(.emit(.didDisconnect(serialNumber: serial, reason: .disconnectRequested)))
-      case .connecting, .locating:
+      case .connecting, .reading, .locating:
         let error = ReaderError(.bluetoothDisabled, "Bluetooth was turned off", context: ["serialNumber": serial])
         actions += [.disarm(.connect(serial)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
       }
     }
     if discovery != .idle { discovery = .idle }
     lastSeen = [:]
+    restarting = []
     return actions
   }
 
   // MARK: Helpers
 
-  private mutating func call(_ call: BlueZCall) -> Action {
+  mutating func call(_ call: BlueZCall) -> Action {
     let id = nextCall
     nextCall += 1
     pending[id] = call
@@ -490,15 +572,15 @@ package struct BlueZCentralStateMachine {
     if let serial { pathBySerial[serial] = path }
   }
 
-  private func isReader(_ path: String, _ facts: BlueZDeviceFacts) -> Bool {
+  func isReader(_ path: String, _ facts: BlueZDeviceFacts) -> Bool {
     guard let adapter = adapterPath, path.hasPrefix(adapter + "/") else { return false }
     return configuration.serviceUUIDs.isEmpty || facts.uuids.contains { configuration.serviceUUIDs.contains($0) }
   }
 
-  private func advertisement(_ serial: String, _ facts: BlueZDeviceFacts) -> Advertisement? {
+  func advertisement(_ serial: String, _ facts: BlueZDeviceFacts) -> Advertisement? {
     guard let rssi = facts.rssi else { return nil }
     return Advertisement(
-      serialNumber: serial, deviceType: configuration.deviceType(forSerialNumber: serial), signalStrength: rssi,
+      serialNumber: serial, deviceType: deviceType(of: serial), signalStrength: rssi,
       info: ReaderInfo())
   }
 }

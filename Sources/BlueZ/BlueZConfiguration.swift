@@ -1,3 +1,4 @@
+import MCUmgr
 import ReaderCore
 
 /// How the BlueZ central finds and names readers, and how long it waits.
@@ -13,10 +14,11 @@ public struct BlueZConfiguration: Sendable, Hashable {
   /// Serial numbers by Bluetooth address, for readers whose advertised name is not their serial number.
   /// Without an entry a reader's serial number is its `Name`, else its `Alias`, else its address.
   public var serialNumbers: [String: String]
-  /// The model of a reader, by serial number; without an entry the model follows the serial number's
-  /// prefix (`CHB20…`, `STRM2…`, `WPC32…`), else `defaultDeviceType`.
+  /// The model of a reader, by serial number; without an entry the model is the one its Device
+  /// Information Service reported when it was last connected, else the one its serial number's prefix
+  /// names (`CHB20…`, `STRM2…`, `WPC32…`), else `defaultDeviceType`.
   public var deviceTypes: [String: DeviceType]
-  /// The model of a reader nothing else names.
+  /// The model of a reader nothing else names: by default `other("unknown")`.
   public var defaultDeviceType: DeviceType
   /// How long a connect may take, from `Connect()` to `ServicesResolved` and the reader's details.
   public var connectTimeout: Duration
@@ -29,14 +31,16 @@ public struct BlueZConfiguration: Sendable, Hashable {
   public var callTimeout: Duration
   /// The pause before the bus is opened again after it was lost or could not be opened.
   public var busRetryInterval: Duration
+  /// How long each step of a software update over SMP may take (reader commands go over MCUmgr's SMP).
+  public var imageUpgradeTimings: ImageUpgradeTimings
 
   /// Creates a configuration; every parameter has a default.
   public init(
     adapterName: String? = nil, serviceUUIDs: [String] = [BlueZConfiguration.smpServiceUUID],
     serialNumbers: [String: String] = [:], deviceTypes: [String: DeviceType] = [:],
-    defaultDeviceType: DeviceType = .stripeM2, connectTimeout: Duration = .seconds(10),
+    defaultDeviceType: DeviceType = .other("unknown"), connectTimeout: Duration = .seconds(10),
     vanishAfter: Duration = .seconds(5), refreshInterval: Duration = .seconds(1), callTimeout: Duration = .seconds(25),
-    busRetryInterval: Duration = .seconds(2)
+    busRetryInterval: Duration = .seconds(2), imageUpgradeTimings: ImageUpgradeTimings = ImageUpgradeTimings()
   ) {
     self.adapterName = adapterName
     self.serviceUUIDs = serviceUUIDs.map { $0.lowercased() }
@@ -48,6 +52,7 @@ public struct BlueZConfiguration: Sendable, Hashable {
     self.refreshInterval = refreshInterval
     self.callTimeout = callTimeout
     self.busRetryInterval = busRetryInterval
+    self.imageUpgradeTimings = imageUpgradeTimings
   }
 
   /// The model a reader with `serialNumber` is.

@@ -99,6 +99,12 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The stable name of the code, e.g. `"bluetoothScanTimedOut"`.
     public var description: String { wrapped.rawValue }
+
+    /// The code named `name` (its `description`), if there is one: for reading errors back from a file.
+    package init?(name: String) {
+      guard let wrapped = Wrapped(rawValue: name) else { return nil }
+      self.wrapped = wrapped
+    }
   }
 
   /// What went wrong.

@@ -16,30 +16,33 @@ struct Benchmark {
 let version = UpdatePolicy.readerKitVersion.description
 
 /// Every benchmark, in the order `all` runs them.
-let benchmarks = [
-  Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
-    runNDEFBenchmark(iterations: 200)
-  },
-  Benchmark(name: "scheduler", summary: "VirtualClock against a bare binary heap: fire, half cancelled, steady 10k") {
-    runSchedulerBenchmark(items: 200_000, steadySize: 10_000)
-  },
-  Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak, simulated time over wall time") {
-    runTerminalBenchmark(days: 30)
-  },
-  Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline") {
-    runUpdateBenchmark(days: 30, imageMiB: 32)
-  },
-  Benchmark(name: "discovery", summary: "100 to 10,000 readers at 10 and 1 Hz: cost per advertisement, memory") {
-    runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes, rates: discoveryBenchmarkRates)
-  },
-  Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
-    runNFCBenchmarkAndPrint()
-  },
-  Benchmark(name: "pcsc", summary: "a 4 KiB NDEF read through pcscd against bare SCardTransmit of the same APDUs") {
-    runPCSCBenchmarkAndPrint()
-    return []
-  },
-]
+let benchmarks =
+  [
+    Benchmark(name: "ndef", summary: "NDEF decoding: NFCKit against ndeflib and against a plain copy of the bytes") {
+      runNDEFBenchmark(iterations: 200)
+    },
+    Benchmark(name: "scheduler", summary: "VirtualClock against a bare binary heap: fire, half cancelled, steady 10k") {
+      runSchedulerBenchmark(items: 200_000, steadySize: 10_000)
+    },
+    Benchmark(name: "terminal", summary: "the engine on the simulator: a 30-day soak, simulated time over wall time") {
+      runTerminalBenchmark(days: 30)
+    },
+    Benchmark(name: "update", summary: "software updates: what installs cost a soak, and an image through the pipeline")
+    {
+      runUpdateBenchmark(days: 30, imageMiB: 32)
+    },
+    Benchmark(name: "discovery", summary: "100 to 10,000 readers at 10 and 1 Hz: cost per advertisement, memory") {
+      runDiscoveryBenchmark(sizes: discoveryBenchmarkSizes, rates: discoveryBenchmarkRates)
+    },
+    Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
+      runNFCBenchmarkAndPrint()
+    },
+    Benchmark(name: "pcsc", summary: "a 4 KiB NDEF read through pcscd against bare SCardTransmit of the same APDUs") {
+      runPCSCBenchmarkAndPrint()
+      return []
+    },
+  ]
+  + blueZBenchmarks
 
 let usage =
   "usage: reader-bench [--rounds N] [--only TEXT] [all | <benchmark>...]\n"

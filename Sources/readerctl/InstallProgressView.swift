@@ -21,11 +21,11 @@ final class InstallProgressView: Sendable {
   /// is worth watching for a few seconds, not for the simulated minutes an install takes.
   static let installPace = 8.0
 
-  private let session: SimulationSession
+  private let session: any ReaderSession
   private let state = Mutex(State())
 
   /// A view on `session`'s screen.
-  init(session: SimulationSession) { self.session = session }
+  init(session: any ReaderSession) { self.session = session }
 
   /// Whether an install is under way.
   var isInstalling: Bool { state.withLock { $0.install != nil } }

@@ -1,5 +1,6 @@
 import Foundation
 import ReaderKit
+import Synchronization
 
 /// `readerctl connect` and `readerctl reconnect`: the two halves of reconnect-at-launch, each in its
 /// own process. `connect` saves the reader it connects to in the store; a later `reconnect` (a new
@@ -61,37 +62,58 @@ enum LinkCommands {
 
   static func connect(_ arguments: [String], console: Console) throws(UsageError) -> Int32 {
     let options = try connectHelp.parse(arguments)
+    let (serial, location) = try target(options)
+    let (session, store, timeout) = try setUp(options, console: console)
+    let configuration = try connectionConfiguration(location)
+    return connect(
+      serial, configuration, session: session, store: store, storePath: store.fileURL.path, timeout: timeout,
+      checkStore: store.checkCanSave)
+  }
+
+  /// The reader and location `connect` is given.
+  static func target(_ options: ArgumentList) throws(UsageError) -> (serial: String, location: String) {
     let serial = try options.positionals(named: ["SERIAL"])[0]
     guard !serial.allSatisfy(\.isWhitespace) else { throw UsageError("SERIAL must not be empty") }
     guard let location = options.string("location") else { throw UsageError("--location is required") }
-    let (session, store, timeout) = try setUp(options, console: console)
-    let say = session.say
-    let delegate = QuietReaderDelegate()
-    let configuration: BluetoothConnectionConfiguration
+    return (serial, location)
+  }
+
+  static func connectionConfiguration(_ location: String) throws(UsageError) -> BluetoothConnectionConfiguration {
     do throws(ReaderError) {
-      configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: location).build()
+      return try BluetoothConnectionConfiguration.Builder(delegate: QuietReaderDelegate(), locationId: location)
+        .build()
     } catch {
       throw UsageError(error.message)
     }
-    // Found now rather than after the scan and the connection, which could not be saved.
+  }
+
+  /// Scans `session` for `serial`, connects it with `configuration` and saves it in `store`: the body of
+  /// `connect`, on simulated and real readers alike. `checkStore` says at once whether the store can be
+  /// written (rather than after the scan and the connection).
+  static func connect(
+    _ serial: String, _ configuration: BluetoothConnectionConfiguration, session: any ReaderSession,
+    store: any ReaderStore, storePath: String, timeout: Duration, checkStore: () throws(ReaderError) -> Void
+  ) -> Int32 {
+    let location = configuration.locationId
+    let say = session.say
     do throws(ReaderError) {
-      try store.checkCanSave()
+      try checkStore()
     } catch {
       return fail(session, "the store cannot be written", error)
     }
-    let terminal = session.makeTerminal(store: store)
+    let terminal = session.makeTerminal(store: store, updateCatalog: nil)
     let saveError = Outcome<ReaderError>()
     terminal.addEventObserver { event in
       if case .didSaveReader(_, let error?) = event.kind { saveError.set(error) }
     }
 
     say("Looking for \(serial)…")
-    let listener = DiscoveryListener(session: session, quiet: true)
+    let listener = LatestReaders()
     let scan: BluetoothScanDiscoveryConfiguration
     do throws(ReaderError) {
-      scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).setTimeout(timeout).build()
+      scan = try session.scanConfiguration(timeout: timeout)
     } catch {
-      throw UsageError(error.message)
+      return fail(session, "connecting failed", error)
     }
     let scanEnded = Outcome<ReaderError?>()
     let discovery = terminal.discoverReaders(scan, delegate: listener) { scanEnded.set($0) }
@@ -126,7 +148,7 @@ enum LinkCommands {
       if let error = saveError.value {
         return fail(session, "connected, but the reader could not be saved", error)
       }
-      say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(store.fileURL.path).")
+      say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(storePath).")
       return session.finish(.success([("reader", connected.json)]))
     case .failure(let error)?:
       return fail(session, Interrupt.requested ? "interrupted" : "connecting failed", error)
@@ -139,8 +161,16 @@ enum LinkCommands {
     let options = try reconnectHelp.parse(arguments)
     _ = try options.positionals(named: [])
     let (session, store, timeout) = try setUp(options, console: console)
+    return reconnect(session: session, store: store, storePath: store.fileURL.path, timeout: timeout)
+  }
+
+  /// Reconnects to the reader saved in `store`, as an app does at launch: the body of `reconnect`, on
+  /// simulated and real readers alike.
+  static func reconnect(session: any ReaderSession, store: any ReaderStore, storePath: String, timeout: Duration)
+    -> Int32
+  {
     let say = session.say
-    let terminal = session.makeTerminal(store: store)
+    let terminal = session.makeTerminal(store: store, updateCatalog: nil)
     terminal.addEventObserver { event in
       switch event.kind {
       case .didStartLaunchReconnect(let serial): say("Reconnecting to your reader \(serial)…")
@@ -160,10 +190,9 @@ enum LinkCommands {
       say("Reconnected to \(reader) at \(reader.locationId ?? "?").")
       return session.finish(.success([("reader", reader.json)]))
     case .success(nil)?:
-      console.error("readerctl: no reader saved in \(store.fileURL.path); run `readerctl connect` first\n")
+      session.console.error("readerctl: no reader saved in \(storePath); run `readerctl connect` first\n")
       return session.finish(
-        .failure(
-          code: "noSavedReader", message: "no reader saved in \(store.fileURL.path)", status: ExitStatus.noInput))
+        .failure(code: "noSavedReader", message: "no reader saved in \(storePath)", status: ExitStatus.noInput))
     case .failure(let error)?:
       return fail(session, Interrupt.requested ? "interrupted" : "reconnecting failed", error)
     case nil:
@@ -172,7 +201,7 @@ enum LinkCommands {
   }
 
   /// Reports `error` on stderr after `what`, ends the command with it, and returns its status.
-  private static func fail(_ session: SimulationSession, _ what: String, _ error: ReaderError) -> Int32 {
+  static func fail(_ session: any ReaderSession, _ what: String, _ error: ReaderError) -> Int32 {
     if Interrupt.requested { session.screen.lineAfterInterrupt() }
     session.console.error("readerctl: \(what): \(error.report)\n")
     return session.finish(.failure(error))
@@ -199,3 +228,15 @@ enum LinkCommands {
 
 /// A connection's delegate for commands that report through the event stream instead.
 nonisolated final class QuietReaderDelegate: MobileReaderDelegate {}
+
+/// A discovery delegate that keeps the latest list, quietly.
+nonisolated final class LatestReaders: DiscoveryDelegate {
+  private let received = Mutex<[Reader]>([])
+
+  /// The latest list.
+  var latest: [Reader] { received.withLock { $0 } }
+
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
+    received.withLock { $0 = readers }
+  }
+}

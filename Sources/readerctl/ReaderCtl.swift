@@ -18,13 +18,16 @@ enum ReaderCtl {
       ("connect", "connect a simulated reader to a location and save it for the next launch"),
       ("reconnect", "reconnect to the saved reader, as an app does at launch"),
       ("update", "check a simulated reader against an update manifest, and install what applies"),
+      ("replay", "run a recording of a --bluez command again, with the same output"),
       ("ndef", "decode and encode NFC Forum NDEF messages"),
       ("nfc", "read and write NDEF tags through reader sessions on a simulated NFC device"),
       ("help", "show this text, or `readerctl help <command>` for one command"),
     ],
     notes: [
       "Run 'readerctl <command> --help' for a command's options. `--` ends a command's options: what follows "
-        + "is an argument even if it starts with - (readerctl ndef decode -- -file.ndef)."
+        + "is an argument even if it starts with - (readerctl ndef decode -- -file.ndef).",
+      "discover, connect, reconnect and update take --bluez for real Bluetooth LE readers through BlueZ on Linux "
+        + "(readerctl <command> --bluez --help).",
     ])
 
   static func main(_ arguments: [String], console: Console) -> Int32 {
@@ -46,6 +49,15 @@ enum ReaderCtl {
     do throws(UsageError) {
       switch command {
       case "demo": return try DemoCommand.run(rest, console: console)
+      case "discover" where options.contains("--bluez"):
+        return try BlueZCommands.discover(rest, console: console, source: .live(arguments: arguments))
+      case "connect" where options.contains("--bluez"):
+        return try BlueZCommands.connect(rest, console: console, source: .live(arguments: arguments))
+      case "reconnect" where options.contains("--bluez"):
+        return try BlueZCommands.reconnect(rest, console: console, source: .live(arguments: arguments))
+      case "update" where options.contains("--bluez"):
+        return try BlueZUpdateCommand.run(rest, console: console, source: .live(arguments: arguments))
+      case "replay": return try ReplayCommand.run(rest, console: console)
       case "discover": return try DiscoverCommand.run(rest, console: console)
       case "connect": return try LinkCommands.connect(rest, console: console)
       case "reconnect": return try LinkCommands.reconnect(rest, console: console)
@@ -80,7 +92,12 @@ enum ReaderCtl {
   /// The help of the command `arguments` run: a subcommand's (`nfc scan`) when one is named, the
   /// command's, or the tool's.
   private static func helpTopic(_ arguments: [String]) -> CommandHelp {
-    help(of: Array(arguments.prefix(2))) ?? help(of: Array(arguments.prefix(1))) ?? help
+    if arguments.prefix(while: { $0 != "--" }).contains("--bluez"), let first = arguments.first,
+      let bluez = help(of: [first, "--bluez"])
+    {
+      return bluez
+    }
+    return help(of: Array(arguments.prefix(2))) ?? help(of: Array(arguments.prefix(1))) ?? help
   }
 
   /// The help of the command named by `words` (`["nfc", "scan"]`), if there is one.
@@ -88,6 +105,11 @@ enum ReaderCtl {
     switch words {
     case ["demo"], ["demo", "nfc"]: DemoCommand.help
     case ["discover"]: DiscoverCommand.help
+    case ["discover", "--bluez"]: BlueZCommands.discoverHelp
+    case ["connect", "--bluez"]: BlueZCommands.connectHelp
+    case ["reconnect", "--bluez"]: BlueZCommands.reconnectHelp
+    case ["update", "--bluez"]: BlueZUpdateCommand.help
+    case ["replay"]: ReplayCommand.help
     case ["connect"]: LinkCommands.connectHelp
     case ["reconnect"]: LinkCommands.reconnectHelp
     case ["update"]: UpdateCommand.help
@@ -106,6 +128,7 @@ enum ReaderCtl {
   static let allHelp: [CommandHelp] = [
     help, DemoCommand.help, DiscoverCommand.help, LinkCommands.connectHelp, LinkCommands.reconnectHelp,
     UpdateCommand.help, NDEFCommand.help, NDEFCommand.decodeHelp, NDEFCommand.encodeHelp, NFCCommand.help,
-    NFCCommand.scanHelp, NFCCommand.writeHelp,
+    NFCCommand.scanHelp, NFCCommand.writeHelp, BlueZCommands.discoverHelp, BlueZCommands.connectHelp,
+    BlueZCommands.reconnectHelp, BlueZUpdateCommand.help, ReplayCommand.help,
   ]
 }

@@ -116,6 +116,34 @@ import Testing
       ])
   }
 
+  @Test func aReaderLeftConnectedWithoutALinkOfOursIsReportedOnEachRefreshWhileScanning() {
+    var machine = Machine(configuration: BlueZConfiguration())
+    var left = Self.deviceProperties(rssi: nil)
+    left["Connected"] = .boolean(true)
+    left["ServicesResolved"] = .boolean(true)
+    _ = machine.handle(
+      .busOpened([
+        Self.adapter: ["org.bluez.Adapter1": Self.adapterProperties()], Self.device: ["org.bluez.Device1": left],
+      ]), now: .zero)
+    _ = Self.scanning(&machine)
+    let refresh = machine.handle(.timerFired(.refresh), now: .seconds(1))
+    #expect(
+      Self.events(refresh) == [
+        .advertisement(
+          Advertisement(serialNumber: "STRM2-0001", deviceType: .stripeM2, signalStrength: -127, info: ReaderInfo()))
+      ])
+    // Once it is ours (connecting takes the link over), it is not listed.
+    let stop = machine.handle(.stopScan, now: .seconds(1))
+    _ = machine.handle(.reply(Self.callID(stop, .stopDiscovery(adapter: Self.adapter))!, Self.ok), now: .seconds(1))
+    let connect = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .seconds(1))
+    let id = Self.callID(connect, .connect(device: Self.device))!
+    let taken = machine.handle(
+      .reply(id, .failure(DBusError(name: "org.bluez.Error.AlreadyConnected", message: ""))), now: .seconds(1))
+    #expect(Self.events(taken) == [.didConnect(serialNumber: "STRM2-0001", info: ReaderInfo())])
+    _ = Self.scanning(&machine)
+    #expect(Self.events(machine.handle(.timerFired(.refresh), now: .seconds(2))).isEmpty)
+  }
+
   @Test func devicesWithoutTheServiceOrOutsideAScanAreNotReported() {
     var (machine, _) = Self.machine(withReader: true)
     #expect(Self.events(machine.handle(Self.changed(["RSSI": .int16(-40)]), now: .zero)).isEmpty)

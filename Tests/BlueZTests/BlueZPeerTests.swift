@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import MCUmgr
 import ReaderKit
 import Testing
 
@@ -180,23 +181,110 @@ struct BlueZPeerTests {
     }
   }
 
+  @Test func theSystemBusRestartingIsSurvivedAndTheReaderWonBack() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    let mark = run.events.count
+    try peer.restartBus()
+    try await run.wait(for: "didStartReconnect(bluetoothDisabled)", after: mark) { event in
+      if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
+    }
+    try peer.addReader(address: Self.first, name: "STRM2-0001")
+    try await run.wait(for: "readerDidSucceedReconnect", after: mark) {
+      if case .readerDidSucceedReconnect = $0 { true } else { false }
+    }
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+    #expect(try peer.calls(Self.path(Self.first)) == ["Connect"])
+  }
+
+  @Test func detailsComeFromDeviceInformationAndBatteryServicesAndTheModelIsLearned() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(
+      address: Self.first, name: "R-0001",
+      options: ["model": .string("ACME-R1"), "firmware": .string("1.4.2"), "battery": .byte(80)])
+    let discovered = try await run.connect("R-0001")
+    #expect(discovered.deviceType == .other("unknown"))
+    let reader = try #require(run.terminal.connectedReader)
+    #expect(reader.deviceSoftwareVersion == "1.4.2")
+    #expect(reader.batteryLevel == 0.8)
+    #expect(reader.deviceType == .other("unknown"))
+    // Battery notifications reach the app, and a low level its warning.
+    try peer.call("SetBattery", [.objectPath(device), .byte(4)])
+    try await run.wait(for: "readerDidReportLowBatteryWarning") {
+      if case .readerDidReportLowBatteryWarning = $0 { true } else { false }
+    }
+    #expect(run.terminal.connectedReader?.batteryLevel == 0.04)
+    // Once connected, the reader is known by the model its DIS reported.
+    run.terminal.disconnectReader { _ in }
+    try await run.wait(for: "didDisconnect", Self.isDisconnect(.disconnectRequested))
+    let again = try #require(try await run.discover(["R-0001"]).first)
+    #expect(again.deviceType == .other("ACME-R1"))
+  }
+
+  @Test func aReaderWithoutDeviceInformationOrBatteryConnectsWithItsDetailsUnknown() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    try peer.addReader(address: Self.first, name: "STRM2-0001", options: ["gatt": .boolean(false)])
+    _ = try await run.connect("STRM2-0001")
+    let reader = try #require(run.terminal.connectedReader)
+    #expect(reader.deviceSoftwareVersion == nil && reader.batteryLevel == nil)
+  }
+
+  @Test func theSMPTransportCarriesWritesAndNotificationsAndARestartIsKeptFromTheTerminal() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
+    _ = try await run.connect("STRM2-0001")
+    let transport = try #require(run.central.smpTransport(forSerialNumber: "STRM2-0001"))
+    #expect(run.central.smpTransport(forSerialNumber: "STRM2-0001") === transport)
+    let events = Recorder<SMPTransportEvent>()
+    transport.setEventHandler { events.append($0) }
+    #expect(transport.maximumWriteLength == 244)
+    // An OS group echo (write, SMP v1, sequence 7, {"d": "hi"}) is answered by the reader's SMP device.
+    let echoRequest: [UInt8] = [0x0A, 0x00, 0x00, 0x06, 0x00, 0x00, 0x07, 0x00, 0xA1, 0x61, 0x64, 0x62, 0x68, 0x69]
+    run.scheduler.execute { transport.send(echoRequest) }
+    let echo = await events.first(scheduler: run.scheduler) { if case .received = $0 { true } else { false } }
+    #expect(echo == .received([0x0B, 0x00, 0x00, 0x06, 0x00, 0x00, 0x07, 0x00, 0xA1, 0x61, 0x72, 0x62, 0x68, 0x69]))
+    let writes = try peer.call("SMPWrites", [.objectPath(device)]).body.first?.elements?.compactMap(\.byteArray)
+    #expect(writes == [echoRequest])
+    // A restart into a new image: the transport goes down and comes back; the terminal sees nothing.
+    let mark = run.events.count
+    run.scheduler.execute { transport.expectLinkLoss(.restart) }
+    try peer.call("DropLink", [.objectPath(device), .string("org.bluez.Reason.Remote")])
+    let back = await events.first(after: 1, scheduler: run.scheduler) { if case .ready = $0 { true } else { false } }
+    #expect(back == .ready(maximumWriteLength: 244))
+    #expect(events.values.dropFirst().first == .down)
+    run.scheduler.execute { transport.expectLinkLoss(nil) }
+    #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
+    #expect(!run.events[mark...].contains { if case .didDisconnect = $0 { true } else { false } })
+    #expect(try peer.calls(device) == ["Connect", "Connect"])
+  }
+
   @Test func openingSaysWhichPartIsMissing() async throws {
     let scheduler = LiveScheduler()
     let noBus = try #require(throws: ReaderError.self) {
       try BlueZCentral.open(
-        scheduler: scheduler, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        scheduler: scheduler, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus"],
+        sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBus.code == .bluetoothUnsupported && noBus.context["missing"] == "bus")
     let peer = try BlueZPeer.start(adapter: false)
     defer { peer.stop() }
     let noAdapter = try #require(throws: ReaderError.self) {
-      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noAdapter.context["missing"] == "adapter")
     peer.stopBluetoothd()
     let started = ContinuousClock.now
     let noBluetoothd = try #require(throws: ReaderError.self) {
-      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment)
+      try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBluetoothd.context["missing"] == "bluetoothd")
     #expect(ContinuousClock.now - started < .seconds(1))

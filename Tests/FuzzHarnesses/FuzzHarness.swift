@@ -30,6 +30,9 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// A D-Bus message from the bus, with a decode/encode round trip, read as a BlueZ signal and as a
   /// `GetManagedObjects` reply; the same bytes as a signature.
   case dbusMessage
+  /// A recording of a terminal's transports (`readerctl replay`'s input), line by line, with a
+  /// write/read round trip of every line that reads.
+  case transportRecord
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -42,6 +45,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .cbor: Self.cbor(bytes)
     case .smpFrames: Self.smpFrames(bytes)
     case .dbusMessage: Self.dbusMessage(bytes)
+    case .transportRecord: Self.transportRecord(bytes)
     }
   }
 
@@ -152,5 +156,17 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       fatalError("a decoded D-Bus message does not decode after re-encoding")
     }
     guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
+  }
+
+  private static func transportRecord(_ bytes: [UInt8]) {
+    _ = try? TransportRecord.read(Data(bytes))
+    for line in bytes.split(separator: UInt8(ascii: "\n")).prefix(64) {
+      guard let record = try? TransportRecord(line: String(decoding: line, as: UTF8.self)) else { continue }
+      // Compared as lines: a NaN progress is not equal to itself as a value.
+      let written = record.line
+      guard let again = try? TransportRecord(line: written), again.line == written else {
+        fatalError("a transport record does not read back as it was written: \(written)")
+      }
+    }
   }
 }

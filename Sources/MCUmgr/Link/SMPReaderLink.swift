@@ -23,7 +23,7 @@ import ReaderCore
 ///   expectation): the reader stays "connected" while it restarts, and the update finishes once it runs
 ///   and confirms the new image. A link loss the update did not ask for ends it without `updateFinished`
 ///   (the radio reports the loss; the reader keeps its old version, and the next install resumes the
-///   upload from the reader's offset). The `fault` parameter, a simulator seam, is ignored.
+///   upload from the reader's offset).
 /// - `cancelUpdate`: honoured until the image is marked for test; `updateFinished(canceled)` comes once
 ///   the chunk in flight is answered, so the reader has stopped taking chunks. Later, the install runs
 ///   to its end and reports that.
@@ -76,7 +76,7 @@ public final class SMPReaderLink: ReaderLink, @unchecked Sendable {
     }
   }
 
-  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
     command(serialNumber) { session in
       guard var session else {
         return [

@@ -143,6 +143,12 @@ package struct TerminalStateMachine {
   /// The status as last published.
   package var status: ConnectionStatus { published.status }
 
+  /// Whether the readers a scan looks for now are simulated: the running discovery's, else those of the
+  /// reader a connect listens for (for a central that routes simulated and real readers apart).
+  package var scanningForSimulatedReaders: Bool {
+    discovery.isRunning ? discovery.simulated : (linkReader?.simulated ?? false)
+  }
+
   /// Whether a command that ended with `result` was cancelled (its `Cancelable` says so).
   package static func wasCanceled(_ result: Result<Reader?, ReaderError>) -> Bool {
     result.failure?.code == .canceled

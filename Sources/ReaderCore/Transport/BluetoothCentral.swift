@@ -78,3 +78,10 @@ public protocol BluetoothCentral: AnyObject, Sendable {
   /// Closes the link; answered by `didDisconnect(reason: .disconnectRequested)`.
   func disconnect(serialNumber: String)
 }
+
+/// A `BluetoothCentral` that serves simulated and real readers side by side (as `Terminal.shared`
+/// does): the terminal says, each time it starts a scan, which kind it looks for.
+public protocol ReaderKindRouting: BluetoothCentral {
+  /// Starts reporting advertisements of simulated readers, or of real ones.
+  func startScan(simulated: Bool)
+}

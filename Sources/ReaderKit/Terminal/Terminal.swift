@@ -103,21 +103,29 @@ public final class Terminal: Sendable {
   ///
   /// What backs it: simulated readers — discovery configurations with `simulated` set — come from the
   /// built-in simulator (three readers from `SimulatedFleet`) running on the real clock, as Stripe's
-  /// simulated readers do. Real readers need a platform Bluetooth backend, which ReaderKit does not
-  /// ship yet: discovering or connecting them fails with `bluetoothUnsupported`; create a
-  /// `Terminal(central:readerLink:scheduler:)` over your own backend meanwhile. Delegates and
-  /// completions run on the main actor; the last reader is kept in `Terminal.platformStore()`. As in
-  /// Stripe's SDK, its simulated readers report an optional update (`simulatorConfiguration`'s
-  /// `availableReaderUpdate` starts at `available`).
+  /// simulated readers do. Real readers come from BlueZ on Linux when, at first use, the D-Bus system
+  /// bus answers (`DBUS_SYSTEM_BUS_ADDRESS`, else the well-known socket), `bluetoothd` is on it and it
+  /// has an adapter (the first one; use `Terminal(bluezAdapter:)` to pick one): that check takes at
+  /// most a second. Elsewhere, and without those, discovering or connecting a real reader fails with
+  /// `bluetoothUnsupported`. Delegates and completions run on the main actor; the last reader is kept
+  /// in `Terminal.platformStore()`. As in Stripe's SDK, its simulated readers report an optional update
+  /// (`simulatorConfiguration`'s `availableReaderUpdate` starts at `available`).
   public static let shared: Terminal = {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: UInt64.random(in: 1...UInt64.max))
     for reader in SimulatedFleet.readers(count: 3, seed: 1) { world.add(reader) }
-    let terminal = Terminal(
-      central: world, readerLink: world, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
-      machine: TerminalStateMachine(
-        seed: UInt64.random(in: 0...UInt64.max), realReadersSupported: false, radioOn: world.isPoweredOn),
-      simulatedReaderUpdate: .available)
+    let seed = UInt64.random(in: 0...UInt64.max)
+    let terminal: Terminal
+    if let real = realBackend(scheduler: clock) {
+      let router = RoutingBluetoothCentral(world: world, real: real.central, realLink: real.link)
+      terminal = Terminal(
+        central: router, readerLink: router, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
+        machine: TerminalStateMachine(seed: seed, realReadersSupported: true, radioOn: router.isPoweredOn), simulatedReaderUpdate: .available)
+    } else {
+      terminal = Terminal(
+        central: world, readerLink: world, scheduler: clock, store: platformStore(), delegateExecutor: .mainActor,
+        machine: TerminalStateMachine(seed: seed, realReadersSupported: false, radioOn: world.isPoweredOn), simulatedReaderUpdate: .available)
+    }
     sharedDriver.withLock { $0 = RealTimeDriver(clock: clock) }
     sharedDriver.withLock { $0?.start() }
     return terminal

@@ -85,7 +85,12 @@ final class TerminalEngine: @unchecked Sendable {
 
   private func perform(_ action: TerminalStateMachine.Action) {
     switch action {
-    case .startScan: central.startScan()
+    case .startScan:
+      if let router = central as? any ReaderKindRouting {
+        router.startScan(simulated: machine.scanningForSimulatedReaders)
+      } else {
+        central.startScan()
+      }
     case .stopScan: central.stopScan()
     case .openLink(let serial): central.connect(serialNumber: serial)
     case .abandonLink(let serial): central.cancelConnect(serialNumber: serial)

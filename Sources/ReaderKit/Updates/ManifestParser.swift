@@ -96,7 +96,7 @@ struct ManifestParser {
     guard let deviceType = DeviceType(rawValue: try string(typeValue, at: typePath)) else {
       throw invalid(
         typePath, typeValue,
-        "is not a device type (\(DeviceType.allCases.map(\.rawValue).joined(separator: ", ")))")
+        "is not a device type (\(DeviceType.allCases.map(\.rawValue).joined(separator: ", ")), or model:<name>)")
     }
     let locations = try self.locations(field("locations"))
     let (versionPath, versionValue) = field("version")

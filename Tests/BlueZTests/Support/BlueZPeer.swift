@@ -47,7 +47,7 @@ final class BlueZPeer: Sendable {
 
   let directory: URL
   let address: String
-  private let daemonProcess: Process
+  private let daemonProcess: Mutex<Process?>
   private let mock = Mutex<Process?>(nil)
   private let control: Mutex<DBusConnection?>
 
@@ -74,6 +74,19 @@ final class BlueZPeer: Sendable {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-bluez-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     address = "unix:path=" + directory.appendingPathComponent("bus").path
+    daemonProcess = Mutex(nil)
+    control = Mutex(nil)
+    do {
+      try startBus()
+    } catch {
+      stop()
+      throw error
+    }
+  }
+
+  /// Starts `dbus-daemon` at `address` and opens the control connection.
+  private func startBus() throws {
+    try? FileManager.default.removeItem(at: directory.appendingPathComponent("bus"))
     let daemon = Process()
     daemon.executableURL = URL(fileURLWithPath: Self.daemon)
     daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
@@ -81,8 +94,7 @@ final class BlueZPeer: Sendable {
     daemon.standardOutput = printed
     daemon.standardError = FileHandle.nullDevice
     try Self.run(daemon)
-    daemonProcess = daemon
-    control = Mutex(nil)
+    daemonProcess.withLock { $0 = daemon }
     // The daemon prints its address once it listens (or exits, closing the pipe): a blocking read, no polling.
     var line = Data()
     while !line.contains(UInt8(ascii: "\n")) {
@@ -93,10 +105,24 @@ final class BlueZPeer: Sendable {
     guard line.contains(UInt8(ascii: "\n")),
       let connection = try? DBusConnection.open(DBusAddress.parse(address), timeout: .seconds(2))
     else {
-      stop()
       throw Failure(description: "dbus-daemon did not start at \(address)")
     }
     control.withLock { $0 = connection }
+  }
+
+  /// Kills the bus itself (by PID; the mock `bluetoothd` goes with it) and starts a new one at the same
+  /// address with a fresh `bluetoothd` and a powered adapter: what clients see when the system's
+  /// `dbus-daemon` restarts.
+  func restartBus() throws {
+    control.withLock { $0.take()?.close() }
+    stopBluetoothd()
+    if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
+      kill(daemon.processIdentifier, SIGKILL)
+      daemon.waitUntilExit()
+    }
+    try startBus()
+    try startBluetoothd()
+    try call("AddAdapter", [.string("hci0"), .boolean(true)])
   }
 
   /// Starts the mock `bluetoothd` and waits (10 s at most) until it owns `org.bluez`.
@@ -177,6 +203,29 @@ final class BlueZPeer: Sendable {
     return reply.body.first?.string ?? ""
   }
 
+  /// What the reader's SMP device (`smp_device.py`) runs and was sent.
+  struct SMPState: Equatable {
+    var hash: [UInt8]
+    var version: String
+    var confirmed: Bool
+    var resets: Int
+    /// The offsets of the upload chunks it was sent, in order.
+    var uploadOffsets: [Int]
+  }
+
+  func smpState(_ path: String) throws -> SMPState {
+    let state = try call("SMPState", [.objectPath(path)]).body.first?.dictionary ?? [:]
+    return SMPState(
+      hash: state["hash"]?.byteArray ?? [], version: state["version"]?.string ?? "",
+      confirmed: state["confirmed"]?.bool ?? false, resets: state["resets"]?.int ?? -1,
+      uploadOffsets: state["upload_offsets"]?.elements?.compactMap(\.int) ?? [])
+  }
+
+  /// Sets a fault of the reader's SMP device; see `SetSMPFault` in the template.
+  func smpFault(_ path: String, _ name: String, _ value: DBusValue) throws {
+    try call("SetSMPFault", [.objectPath(path), .string(name), .variant(value)])
+  }
+
   /// The Device1/Adapter1 methods called on `path` so far.
   func calls(_ path: String) throws -> [String] {
     try call("Calls", [.objectPath(path)]).body.first?.stringArray ?? []
@@ -186,9 +235,9 @@ final class BlueZPeer: Sendable {
   func stop() {
     control.withLock { $0.take()?.close() }
     stopBluetoothd()
-    if daemonProcess.isRunning {
-      kill(daemonProcess.processIdentifier, SIGKILL)
-      daemonProcess.waitUntilExit()
+    if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
+      kill(daemon.processIdentifier, SIGKILL)
+      daemon.waitUntilExit()
     }
     try? FileManager.default.removeItem(at: directory)
   }

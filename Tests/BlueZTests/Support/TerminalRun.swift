@@ -18,15 +18,23 @@ final class TerminalRun: Sendable {
     connectTimeout: .seconds(3), vanishAfter: .milliseconds(600), refreshInterval: .milliseconds(150),
     callTimeout: .seconds(5), busRetryInterval: .milliseconds(200))
 
-  init(peer: BlueZPeer, configuration: BlueZConfiguration = TerminalRun.configuration) throws {
+  /// The delegate of every connection: it keeps the update cancelables the terminal hands out.
+  let delegate = Delegate()
+
+  init(
+    peer: BlueZPeer, configuration: BlueZConfiguration = TerminalRun.configuration,
+    store: any ReaderStore = InMemoryReaderStore(), updateCatalog: (any UpdateCatalog)? = nil
+  ) throws {
     self.peer = peer
-    central = try BlueZCentral.open(configuration: configuration, scheduler: scheduler, environment: peer.environment)
+    central = try BlueZCentral.open(
+      configuration: configuration, scheduler: scheduler, environment: peer.environment,
+      sha256: { SHA256Checksum.compute($0) })
     var tuning = DiscoveryTuning()
     tuning.updateInterval = .milliseconds(100)
     tuning.stalenessWindow = .milliseconds(800)
     terminal = Terminal(
-      central: central, readerLink: central, scheduler: scheduler, store: InMemoryReaderStore(), tuning: tuning,
-      delegateExecutor: .scheduler)
+      central: central, readerLink: central, scheduler: scheduler, store: store, tuning: tuning,
+      delegateExecutor: .scheduler, updateCatalog: updateCatalog)
     terminal.addEventObserver { [log] event in log.append(event.kind) }
   }
 
@@ -36,9 +44,10 @@ final class TerminalRun: Sendable {
   /// satisfies `predicate`, within `timeout`, and returns it.
   @discardableResult
   func wait(
-    for what: String, timeout: Duration = .seconds(8), _ predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool
+    for what: String, after mark: Int = 0, timeout: Duration = .seconds(8),
+    _ predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool
   ) async throws -> TerminalEvent.Kind {
-    guard let event = await log.first(where: predicate, timeout: timeout, scheduler: scheduler) else {
+    guard let event = await log.first(where: predicate, after: mark, timeout: timeout, scheduler: scheduler) else {
       let names = events.map { "\($0)".prefix(60) }.joined(separator: "; ")
       throw BlueZPeer.Failure(description: "no \(what) within \(timeout); events: \(names)")
     }
@@ -48,8 +57,9 @@ final class TerminalRun: Sendable {
   /// Discovers until `serials` are all listed, and returns them.
   func discover(_ serials: Set<String>) async throws -> [Reader] {
     let configuration = try BluetoothScanDiscoveryConfiguration.Builder().build()
+    let mark = events.count
     terminal.discoverReaders(configuration, delegate: Delegate()) { _ in }
-    let event = try await wait(for: "readers \(serials.sorted())") { event in
+    let event = try await wait(for: "readers \(serials.sorted())", after: mark) { event in
       guard case .didUpdateDiscoveredReaders(let readers) = event else { return false }
       return Set(readers.map(\.serialNumber)).isSuperset(of: serials)
     }
@@ -59,12 +69,35 @@ final class TerminalRun: Sendable {
 
   /// Discovers `serial` and connects to it.
   func connect(_ serial: String, autoReconnect: Bool = true) async throws -> Reader {
+    try await outcome(of: startConnect(serial, autoReconnect: autoReconnect)).get()
+  }
+
+  /// Discovers `serial` and starts connecting to it; the connect's outcome lands in the returned recorder.
+  func startConnect(_ serial: String, autoReconnect: Bool = true) async throws -> Recorder<
+    Result<Reader, ReaderError>
+  > {
     let reader = try #require(try await discover([serial]).first { $0.serialNumber == serial })
-    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1")
+    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_1")
       .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).build()
-    terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
-    try await wait(for: "didConnect") { if case .didConnect = $0 { true } else { false } }
-    return reader
+    let outcome = Recorder<Result<Reader, ReaderError>>()
+    terminal.connectReader(reader, connectionConfig: configuration) { outcome.append($0) }
+    return outcome
+  }
+
+  /// Waits (bounded) for a completion that reports into `recorder`, and returns what it reported.
+  func outcome<Value: Sendable>(of recorder: Recorder<Value>, timeout: Duration = .seconds(30)) async throws -> Value {
+    guard let value = await recorder.first(timeout: timeout, scheduler: scheduler, where: { _ in true }) else {
+      let names = events.map { "\($0)".prefix(60) }.joined(separator: "; ")
+      throw BlueZPeer.Failure(description: "no completion within \(timeout); events: \(names)")
+    }
+    return value
+  }
+
+  /// Lets `duration` pass on the scheduler (to see that nothing more happens), without blocking a thread.
+  func idle(for duration: Duration) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      scheduler.schedule(after: duration) { continuation.resume() }
+    }
   }
 
   func stop() {
@@ -99,13 +132,15 @@ final class EventLog: Sendable {
 
   var events: [TerminalEvent.Kind] { state.withLock { $0.events } }
 
-  /// The first event so far or to come that satisfies `predicate`; nil after `timeout` on `scheduler`.
+  /// The first event from index `mark` on, logged or to come, that satisfies `predicate`; nil after
+  /// `timeout` on `scheduler`.
   func first(
-    where predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool, timeout: Duration, scheduler: any Scheduler
+    where predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool, after mark: Int, timeout: Duration,
+    scheduler: any Scheduler
   ) async -> TerminalEvent.Kind? {
     await withCheckedContinuation { continuation in
       let id = state.withLock { state -> UInt64? in
-        if let match = state.events.first(where: predicate) {
+        if let match = state.events.dropFirst(mark).first(where: predicate) {
           continuation.resume(returning: match)
           return nil
         }
@@ -121,13 +156,16 @@ final class EventLog: Sendable {
   }
 }
 
-/// A delegate that does nothing: the tests read the event log instead.
-final class Delegate: DiscoveryDelegate, MobileReaderDelegate {
-  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {}
-}
+/// A delegate that keeps the cancelables of installs; the tests read the event log for the rest.
+nonisolated final class Delegate: DiscoveryDelegate, MobileReaderDelegate {
+  private let cancelables = Mutex<[Cancelable]>([])
 
-extension Duration {
-  fileprivate var inSecondsForWait: Double {
-    Double(components.seconds) + Double(components.attoseconds) / 1e18
+  /// The cancelable of the latest install, if it had one.
+  var installCancelable: Cancelable? { cancelables.withLock { $0.last } }
+
+  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {}
+
+  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
+    if let cancelable { cancelables.withLock { $0.append(cancelable) } }
   }
 }

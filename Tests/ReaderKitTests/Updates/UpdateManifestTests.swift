@@ -183,6 +183,16 @@ private func invalid(
     invalid(field: "releases[0].deviceType", value: nil) { $0.editRelease(0) { $0["deviceType"] = nil } }
   }
 
+  @Test func aReleaseCanTargetAModelReaderKitDoesNotKnow() throws {
+    var fixture = ManifestFixture()
+    fixture.editRelease(0) { $0["deviceType"] = "model:ACME-R1" }
+    let manifest = try parse(fixture.data)
+    #expect(manifest.releases[0].deviceType == .other("ACME-R1"))
+    invalid(field: "releases[0].deviceType", value: "model: ", reasonContains: "or model:<name>") {
+      $0.editRelease(0) { $0["deviceType"] = "model: " }
+    }
+  }
+
   @Test func locationsThatAreNeitherAllNorANonEmptyListOfIds() {
     invalid(field: "releases[0].locations", value: nil) { $0.editRelease(0) { $0["locations"] = nil } }
     invalid(field: "releases[0].locations", value: "[]", reasonContains: "empty list") {

@@ -9,7 +9,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   AddReader(adapter, address, name, rssi, uuids, options) -> path
       options (a{sv}): model, serial, firmware, manufacturer (s), battery (y), gatt (b, default true),
       connect_delay_ms, resolve_delay_ms (u), advertise_ms (u: RSSI re-announced that often while
-      discovering; 0 = never)
+      discovering; 0 = never), sink (b: the SMP characteristic takes writes and answers nothing, for
+      measuring the raw write rate)
   SetRSSI(path, rssi)                         one advertisement with that RSSI
   Advertise(path, interval_ms)                start or stop (0) periodic advertisements
   RemoveReader(path)                          InterfacesRemoved, as BlueZ's purge of a lost device
@@ -19,16 +20,34 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   SetConnectMode(path, mode)                  'normal', or 'never-resolve' (ServicesResolved stays false)
   DiscoveryFilter(adapter) -> a{sv}           the filter the client set
   Calls(path) -> as                           Device1/Adapter1 method names called on path, in order
+  SetSMPFault(path, name, value)              a fault of the reader's SMP device (smp_device.py):
+      drop_at_fraction (d), answer_delay (d, seconds), wrong_sequence_count (u), fail_confirm (b),
+      boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
+      boot_ms (u: how long a reset keeps the reader away)
+  SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
+      resets (u), upload_offsets (at: the offsets of the upload chunks it was sent), requests (u)
+
+Each reader's SMP characteristic (write without response, notify) is served by its own SMPDevice from
+smp_device.py: a write is handed to it, its answers are notified, and the link actions it asks for are
+carried out: "reset" ends the link with Reason.Remote and keeps the reader away (not connectable) for
+boot_ms, after which MCUboot's boot rules apply; "drop" ends it with Reason.Timeout (out of range). Its
+firmware revision (DIS) is the version the device runs.
 
 Devices advertise only while their adapter is discovering and powered; GATT objects exist between
 ServicesResolved and the link's end, as for an unbonded LE device.
 '''
+
+import os
+import sys
 
 import dbus
 
 from dbusmock import OBJECT_MANAGER_IFACE, mockobject
 from dbusmock.templates import bluez5
 from gi.repository import GLib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smp_device  # noqa: E402  (next to this template)
 
 BUS_NAME = 'org.bluez'
 MAIN_OBJ = '/'
@@ -48,6 +67,8 @@ DIS_CHARS = {'model': '00002a24-0000-1000-8000-00805f9b34fb', 'serial': '00002a2
              'firmware': '00002a26-0000-1000-8000-00805f9b34fb',
              'manufacturer': '00002a29-0000-1000-8000-00805f9b34fb'}
 BATTERY_LEVEL = '00002a19-0000-1000-8000-00805f9b34fb'
+SMP_SERVICE = '8d53dc1d-1db7-4cd3-868b-8a527460aa84'
+SMP_CHAR = 'da2e7828-fbce-4e01-ae9e-261174997c48'
 
 # Per-device state that is not a D-Bus property, and the GLib timers running, by object path.
 STATE = {}
@@ -193,7 +214,9 @@ def Connect(device):
         if state.get('gatt', True):
             add_gatt(path)
         set_props(device, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
-    later(path + ':connect', state['connect_delay_ms'], connected)
+    # A reader still booting after a reset does not advertise: the link comes up once it does.
+    booting_ms = max(0, (state.get('boot_until', 0) - GLib.get_monotonic_time()) // 1000)
+    later(path + ':connect', state['connect_delay_ms'] + booting_ms, connected)
 
 
 def Disconnect(device):
@@ -208,6 +231,9 @@ def end_link(path, reason):
     device = mockobject.objects[path]
     cancel(path + ':connect')
     cancel(path + ':resolve')
+    cancel(path + ':smp')
+    if STATE[path].get('smp_device'):
+        STATE[path]['smp_device'].link_closed()
     device.EmitSignal(DEVICE_IFACE, 'Disconnected', 'ss', [reason, 'link ended'])
     remove_gatt(path)
     set_props(device, DEVICE_IFACE, {
@@ -246,9 +272,18 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'resolve_delay_ms': int(options.get('resolve_delay_ms', 20)),
         'advertise_ms': int(options.get('advertise_ms', 0)),
         'gatt': bool(options.get('gatt', True)),
+        'smp': bool(options.get('smp', True)),
+        'mtu': int(options.get('mtu', 247)),
+        'writes': [],
         'dis': {k: str(options[k]) for k in DIS_CHARS if k in options},
         'battery': int(options['battery']) if 'battery' in options else None,
+        'boot_ms': int(options.get('boot_ms', 300)),
     }
+    if STATE[path]['smp'] and not options.get('sink', False):
+        smp = smp_device.SMPDevice(notification_length=STATE[path]['mtu'] - 3)
+        if 'firmware' in options:
+            smp.primary['version'] = str(options['firmware'])
+        STATE[path]['smp_device'] = smp
     manager().EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [
         dbus.ObjectPath(path), {DEVICE_IFACE: props}])
     schedule_advertising(path)
@@ -379,12 +414,125 @@ def add_service(device_path, number, uuid):
     return path
 
 
+def WriteValue(char, value, options):
+    '''A write to the SMP characteristic: kept, handed to the reader's SMP device, its answers notified
+    (after its answer_delay) and its link action carried out.'''
+    device = STATE[char.path]['gatt_of'].rsplit('/', 1)[0]
+    state = STATE[device]
+    state['writes'].append(bytes(value))
+    smp = state.get('smp_device')
+    if smp is None:
+        return
+    answers = smp.handle(bytes(value))
+    action = smp.take_link_action()
+    path = char.path
+
+    def deliver():
+        for chunk in answers:
+            notify(path, chunk)
+        if action == 'reset':
+            # Zephyr answers the reset, then resets a moment later (MCUMGR_GRP_OS_RESET_MS).
+            later(device + ':reset', 20, lambda: reset(device))
+        elif action == 'drop':
+            end_link(device, 'org.bluez.Reason.Timeout')
+    if smp.answer_delay > 0:
+        later(device + ':smp', int(smp.answer_delay * 1000), deliver)
+    else:
+        deliver()
+
+
+def notify(char_path, data):
+    if STATE.get(char_path, {}).get('notifying'):
+        set_props(mockobject.objects[char_path], CHAR_IFACE, {
+            'Value': dbus.Array([dbus.Byte(b) for b in data], signature='y', variant_level=1)})
+
+
+def reset(path):
+    '''The reader resets: its link ends (Reason.Remote) and it is away for boot_ms, then boots.'''
+    state = STATE.get(path)
+    if state is None:
+        return
+    if mockobject.objects[path].props[DEVICE_IFACE]['Connected']:
+        end_link(path, 'org.bluez.Reason.Remote')
+    state['boot_until'] = GLib.get_monotonic_time() + state['boot_ms'] * 1000
+
+    def booted():
+        state['smp_device'].boot()
+    later(path + ':boot', state['boot_ms'], booted)
+
+
+def firmware_of(path):
+    smp = STATE[path].get('smp_device')
+    return smp.primary['version'] if smp else STATE[path]['dis'].get('firmware', '')
+
+
+@dbus.service.method(PEER_IFACE, in_signature='osv', out_signature='')
+def SetSMPFault(_self, path, name, value):
+    state = STATE[path]
+    smp = state['smp_device']
+    if name == 'boot_ms':
+        state['boot_ms'] = int(value)
+    elif name == 'malformed_answer':
+        smp.malformed_answer = tuple(int(x) for x in value)
+    elif name == 'refuse':
+        group, command, rc = (int(x) for x in value)
+        smp.refusals[(group, command)] = rc
+    elif name in ('drop_at_fraction', 'answer_delay'):
+        setattr(smp, name, float(value))
+    elif name == 'wrong_sequence_count':
+        smp.wrong_sequence_count = int(value)
+    elif name in ('fail_confirm', 'boots_old_image'):
+        setattr(smp, name, bool(value))
+    else:
+        raise dbus.exceptions.DBusException('no fault ' + name, name='org.readerkit.Peer.Error.NoSuchFault')
+
+
+@dbus.service.method(PEER_IFACE, in_signature='o', out_signature='a{sv}')
+def SMPState(_self, path):
+    smp = STATE[path]['smp_device']
+    offsets = [off for (group, command, off) in smp.requests if (group, command) == (1, 1) and off is not None]
+    return dbus.Dictionary({
+        'hash': dbus.Array([dbus.Byte(b) for b in smp.primary['hash']], signature='y', variant_level=1),
+        'version': dbus.String(smp.primary['version'], variant_level=1),
+        'confirmed': dbus.Boolean(smp.primary['confirmed'], variant_level=1),
+        'resets': dbus.UInt32(smp.resets, variant_level=1),
+        'upload_offsets': dbus.Array([dbus.UInt64(o) for o in offsets], signature='t', variant_level=1),
+        'requests': dbus.UInt32(len(smp.requests), variant_level=1),
+    }, signature='sv')
+
+
+@dbus.service.method(PEER_IFACE, in_signature='o', out_signature='aay')
+def SMPWrites(_self, path):
+    return dbus.Array([dbus.Array([dbus.Byte(b) for b in w], signature='y') for w in STATE[path]['writes']],
+                      signature='ay')
+
+
+def add_smp(path):
+    state = STATE[path]
+    service = add_service(path, 0x20, SMP_SERVICE)
+    char = f'{service}/char0021'
+    add_object(char, CHAR_IFACE, {
+        'UUID': dbus.String(SMP_CHAR, variant_level=1),
+        'Service': dbus.ObjectPath(service, variant_level=1),
+        'Flags': dbus.Array(['write-without-response', 'notify'], signature='s', variant_level=1),
+        'Notifying': dbus.Boolean(False, variant_level=1),
+        'Value': dbus.Array([], signature='y', variant_level=1),
+        'MTU': dbus.UInt16(state['mtu'], variant_level=1),
+    }, [('WriteValue', 'aya{sv}', '', WriteValue), ('StartNotify', '', '', StartNotify),
+        ('StopNotify', '', '', StopNotify)])
+    STATE[char] = {'gatt_of': service}
+
+
 def add_gatt(path):
     state = STATE[path]
+    if state['smp']:
+        add_smp(path)
     if state['dis']:
         service = add_service(path, 1, DIS)
         for number, (key, uuid) in enumerate(DIS_CHARS.items(), start=2):
-            if key in state['dis']:
+            if key == 'firmware' and key in state['dis']:
+                add_characteristic(service, number, uuid, ['read'], lambda: firmware_of(path).encode('utf-8'))
+            elif key in state['dis']:
                 add_characteristic(service, number, uuid, ['read'],
                                    lambda key=key: state['dis'][key].encode('utf-8'))
     if state['battery'] is not None:

@@ -1,0 +1,229 @@
+import Foundation
+import ReaderKit
+import Synchronization
+
+#if canImport(BlueZ)
+  import BlueZ
+#endif
+
+/// A `--bluez` command's readers: real ones through BlueZ on the D-Bus system bus, or a recording of
+/// such a run played back (`readerctl replay`).
+///
+/// Either way the terminal runs on a `VirtualClock` that this session drives: live, in step with the
+/// wall clock (D-Bus messages land at the instant they arrive), instant by instant with the command's
+/// condition checked in between; replayed, from recorded instant to recorded instant. Between the
+/// terminal and BlueZ sits a `RecordingTransport` (writing to `--record FILE` when given, to nothing
+/// otherwise), so a run behaves the same whether it is recorded or not, and its replay gives the same
+/// output. Narration is stamped with the time since the start; the terminal sees the real date.
+final class BlueZSession: ReaderSession {
+  let console: Console
+  let json: Bool
+  let screen: LiveRegion
+  let clock: VirtualClock
+  /// The clock's time when the session started: how far after `Terminal.simulationEpoch` it started.
+  let origin: Duration
+  /// What the recording's header says, or will say: the store's path, the reader saved in it.
+  let notes: [String: String]
+  private let transport: any BluetoothCentral & ReaderLink
+  private let replay: ReplayingTransport?
+  private let inbox: Inbox?
+  private let wallStart = ContinuousClock.now
+  private let printing = Mutex<[ObjectIdentifier: UInt64]>([:])
+
+  var simulated: Bool { false }
+  var now: Duration { clock.elapsed - origin }
+  var date: Date { Terminal.simulationEpoch.addingTimeInterval(clock.elapsed.inSeconds) }
+  /// Whether this is a replay of a recording.
+  var isReplay: Bool { replay != nil }
+  /// Where the replay departed from its recording (empty for a live run, and while it follows it).
+  var divergences: [String] { replay?.divergences ?? [] }
+
+  private init(
+    console: Console, json: Bool, clock: VirtualClock, notes: [String: String], inbox: Inbox? = nil,
+    transport: (Duration) -> (any BluetoothCentral & ReaderLink, ReplayingTransport?)
+  ) {
+    self.inbox = inbox
+    self.console = console
+    self.json = json
+    self.screen = LiveRegion(console: console)
+    self.notes = notes
+    self.clock = clock
+    origin = clock.elapsed
+    (self.transport, replay) = transport(origin)
+  }
+
+  /// A clock that starts at `start`: a terminal on a virtual clock dates its events from the
+  /// simulation's epoch, so the clock starts that far on (not earlier than the epoch).
+  private static func clock(startingAt start: Date) -> VirtualClock {
+    let clock = VirtualClock()
+    clock.advance(to: max(.zero, Duration.seconds(exactly: start.timeIntervalSince(Terminal.simulationEpoch)) ?? .zero))
+    return clock
+  }
+
+  /// A session on the real readers BlueZ reports (on `adapter`, or the first one), recording to
+  /// `record` when given: the header holds `arguments` and `notes`.
+  /// - Throws: `bluetoothUnsupported` naming what is missing (within a second), or `storeUnavailable`
+  ///   when the recording cannot be created.
+  static func live(
+    adapter: String?, record: String?, arguments: [String], notes: [String: String] = [:], console: Console,
+    json: Bool
+  ) throws(ReaderError) -> BlueZSession {
+    #if canImport(BlueZ)
+      let file = try record.map { path throws(ReaderError) in try RecordFile(path: path) }
+      let start = Date()
+      let clock = clock(startingAt: start)
+      var configuration = BlueZConfiguration()
+      if let adapter { configuration.adapterName = adapter }
+      let inbox = Inbox(clock: clock)
+      let central = try BlueZCentral.open(
+        configuration: configuration, scheduler: inbox, sha256: { SHA256Checksum.compute($0) })
+      // What BlueZ said on opening (its objects: the radio's state) is taken in before anything records.
+      inbox.deliver()
+      return BlueZSession(console: console, json: json, clock: clock, notes: notes, inbox: inbox) { origin in
+        let recorder = RecordingTransport(
+          central: central, link: central, scheduler: clock, origin: origin, write: { file?.write($0) })
+        file?.write(
+          TransportRecord.header(
+            TransportRecordHeader(
+              startedAt: start, arguments: arguments, isPoweredOn: recorder.initialPowerState, notes: notes)
+          ).line)
+        return (recorder, nil)
+      }
+    #else
+      throw ReaderError(.bluetoothUnsupported, "BlueZ is only on Linux", context: ["missing": "bluez"])
+    #endif
+  }
+
+  /// A replay of a recording.
+  static func replay(_ header: TransportRecordHeader, _ records: [TransportRecord], console: Console, json: Bool)
+    -> BlueZSession
+  {
+    let clock = clock(startingAt: header.startedAt)
+    return BlueZSession(console: console, json: json, clock: clock, notes: header.notes) { origin in
+      let replay = ReplayingTransport(header: header, records: records, clock: clock, origin: origin)
+      return (replay, replay)
+    }
+  }
+
+  func makeTerminal(store: any ReaderStore, updateCatalog: (any UpdateCatalog)?) -> Terminal {
+    let terminal = Terminal(
+      central: transport, readerLink: transport, scheduler: clock, store: store, delegateExecutor: .scheduler,
+      updateCatalog: updateCatalog)
+    if json {
+      let (console, origin) = (self.console, self.origin)
+      let token = terminal.addEventObserver { event in console.line(event.json(since: origin).rendered) }
+      printing.withLock { $0[ObjectIdentifier(terminal)] = token }
+    }
+    return terminal
+  }
+
+  /// Stops printing `terminal`'s events (a command done with one terminal before it makes the next).
+  func stopPrinting(_ terminal: Terminal) {
+    if let token = printing.withLock({ $0.removeValue(forKey: ObjectIdentifier(terminal)) }) {
+      terminal.removeEventObserver(token)
+    }
+  }
+
+  @discardableResult
+  func run(until condition: () -> Bool, limit: Duration, paced: Bool, interruptible: Bool, pace: () -> Double) -> Bool {
+    if let replay { return replay.run(until: condition, limit: limit) }
+    let end = clock.elapsed + max(limit, .zero)
+    while !condition(), !(interruptible && Interrupt.requested) {
+      let wall = min(origin + (ContinuousClock.now - wallStart), end)
+      if let next = clock.nextDeadline, next <= wall {
+        clock.advance(to: max(next, clock.elapsed))
+        inbox?.deliver()
+        continue
+      }
+      // Nothing of the terminal's is due before now: what BlueZ said meanwhile lands now, after it.
+      if wall > clock.elapsed { clock.advance(to: wall) }
+      if inbox?.deliver() == true { continue }
+      if clock.elapsed >= end { break }
+      Thread.sleep(forTimeInterval: 0.001)
+    }
+    return condition()
+  }
+
+  func say(_ text: String) {
+    guard !json else { return }
+    screen.say("[\(SimulationSession.format(now))] \(text)")
+  }
+
+  func finish(_ outcome: CommandOutcome) -> Int32 {
+    if json { console.line(outcome.json(at: now).rendered) }
+    return outcome.status
+  }
+}
+
+/// A recording being written: one line per record, appended as they come.
+final class RecordFile: Sendable {
+  private let handle: FileHandle
+  private let failed = Mutex(false)
+
+  /// Creates (or empties) the file at `path`.
+  /// - Throws: `storeUnavailable` naming the path when it cannot be created.
+  init(path: String) throws(ReaderError) {
+    guard FileManager.default.createFile(atPath: path, contents: nil),
+      let handle = FileHandle(forWritingAtPath: path)
+    else {
+      throw ReaderError(.storeUnavailable, "the recording \(path) cannot be created", context: ["path": path])
+    }
+    self.handle = handle
+  }
+
+  /// Appends `line` and a newline; after a failed write, writes nothing more.
+  func write(_ line: String) {
+    guard !failed.withLock({ $0 }) else { return }
+    do { try handle.write(contentsOf: Data((line + "\n").utf8)) } catch { failed.withLock { $0 = true } }
+  }
+}
+
+/// The scheduler BlueZ runs on in a live session: the session's clock, except that BlueZ's work that
+/// does not answer a terminal's command — each D-Bus message and reply its thread hands over, each of
+/// its timers — waits in an inbox until the session delivers it, at the instant it is due, after the
+/// terminal's work of that instant. A replay places the recorded events the same way (after the
+/// terminal's timers of their instant), so a run and its replay do the same things in the same order.
+final class Inbox: Scheduler, Sendable {
+  private let clock: VirtualClock
+  private let waiting = Mutex<[@Sendable () -> Void]>([])
+
+  init(clock: VirtualClock) { self.clock = clock }
+
+  var isCurrent: Bool { clock.isCurrent }
+  var elapsed: Duration { clock.elapsed }
+
+  @discardableResult
+  func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+    if delay > .zero {
+      return clock.schedule(after: delay) { [self] in waiting.withLock { $0.append(work) } }
+    }
+    // Work for now from the terminal's own work (a command's deferred answer) stays with it.
+    if clock.isCurrent { return clock.schedule(after: .zero, work) }
+    waiting.withLock { $0.append(work) }
+    return ScheduledWork(id: .max, deadline: clock.elapsed)
+  }
+
+  func cancel(_ work: ScheduledWork) {
+    if work.id != .max { clock.cancel(work) }
+  }
+
+  func performBlocking<T: Sendable>(
+    _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void
+  ) {
+    clock.performBlocking(work, then: deliver)
+  }
+
+  /// Runs what waits, in order, at the clock's current instant (and what that work schedules for
+  /// now); returns whether anything waited.
+  @discardableResult
+  func deliver() -> Bool {
+    let work = waiting.withLock { waiting in
+      defer { waiting = [] }
+      return waiting
+    }
+    guard !work.isEmpty else { return false }
+    for item in work { clock.execute(item) }
+    clock.runUntilIdle()
+    return true
+  }
+}
