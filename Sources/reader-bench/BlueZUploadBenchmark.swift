@@ -91,7 +91,7 @@
         return (
           {
             scheduler.execute {
-              central.installUpdate(serialNumber: reader.serial, update: update, image: Data(image), fault: nil)
+              central.installUpdate(serialNumber: reader.serial, update: update, image: Data(image))
             }
             uploaded.wait()
           },

@@ -191,6 +191,8 @@ final class Inbox: Scheduler, Sendable {
 
   var isCurrent: Bool { clock.isCurrent }
   var elapsed: Duration { clock.elapsed }
+  var epoch: Date { clock.epoch }
+  var isDeterministic: Bool { clock.isDeterministic }
 
   @discardableResult
   func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {

@@ -152,7 +152,7 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
     link.setLinkEventHandler { event in events.set((events.value ?? []) + [event]) }
     let image = TestImages.image(bodySize: 6_000)
     clock.execute {
-      link.installUpdate(serialNumber: "PY", update: SMPLinkHarness.update(), image: Data(image), fault: nil)
+      link.installUpdate(serialNumber: "PY", update: SMPLinkHarness.update(), image: Data(image))
     }
     #expect(Self.run(clock) { events.value!.contains { if case .updateFinished = $0 { true } else { false } } })
     #expect(events.value!.last == .updateFinished(serialNumber: "PY", error: nil))
@@ -174,8 +174,7 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
     }
     clock.execute {
       link.installUpdate(
-        serialNumber: "PY", update: SMPLinkHarness.update(), image: Data(TestImages.image(bodySize: 2_000)),
-        fault: nil)
+        serialNumber: "PY", update: SMPLinkHarness.update(), image: Data(TestImages.image(bodySize: 2_000)))
     }
     #expect(Self.run(clock) { finished.value != nil })
     #expect(finished.value??.cause == .smp(rc: 32, group: 1))

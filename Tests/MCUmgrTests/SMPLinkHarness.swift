@@ -76,7 +76,7 @@ final class SMPLinkHarness: Sendable {
 
   func install(_ image: [UInt8]) {
     onClock { [link] in
-      link.installUpdate(serialNumber: Self.serial, update: Self.update(), image: Data(image), fault: nil)
+      link.installUpdate(serialNumber: Self.serial, update: Self.update(), image: Data(image))
     }
   }
 

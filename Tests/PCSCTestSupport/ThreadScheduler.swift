@@ -14,6 +14,8 @@ public final class ThreadScheduler: Scheduler, @unchecked Sendable {
   }
 
   private let start = ContinuousClock.now
+  /// The date `elapsed` counts from.
+  public let epoch = Date.now
   private let condition = NSCondition()
   /// Guarded by `condition`.
   private var items: [Item] = []

@@ -117,12 +117,12 @@ public final class RecordingTransport: BluetoothCentral, ReaderLink, Sendable {
     link.reboot(serialNumber: serialNumber)
   }
 
-  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
     record(
       .installUpdate(
         serialNumber: serialNumber, update: update, imageSize: image?.count,
         imageSHA256: image.map { SHA256Checksum.compute($0) }))
-    link.installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+    link.installUpdate(serialNumber: serialNumber, update: update, image: image)
   }
 
   public func cancelUpdate(serialNumber: String) {

@@ -151,7 +151,7 @@ public final class ReplayingTransport: BluetoothCentral, ReaderLink, Sendable {
   public func reboot(serialNumber: String) { gave(.reboot(serialNumber: serialNumber)) }
   public func cancelUpdate(serialNumber: String) { gave(.cancelUpdate(serialNumber: serialNumber)) }
 
-  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
+  public func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
     gave(
       .installUpdate(
         serialNumber: serialNumber, update: update, imageSize: image?.count,

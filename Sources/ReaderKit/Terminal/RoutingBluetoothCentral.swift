@@ -95,7 +95,7 @@ final class RoutingBluetoothCentral: ReaderKindRouting, ReaderLink, Sendable {
   func reboot(serialNumber: String) { link(serialNumber).reboot(serialNumber: serialNumber) }
   func cancelUpdate(serialNumber: String) { link(serialNumber).cancelUpdate(serialNumber: serialNumber) }
 
-  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?, fault: UpdateFault?) {
-    link(serialNumber).installUpdate(serialNumber: serialNumber, update: update, image: image, fault: fault)
+  func installUpdate(serialNumber: String, update: ReaderSoftwareUpdate, image: Data?) {
+    link(serialNumber).installUpdate(serialNumber: serialNumber, update: update, image: image)
   }
 }

@@ -14,10 +14,10 @@ extension Terminal {
   ) {
     let updates = TerminalStateMachine.UpdateSettings(
       hasCatalog: updateCatalog != nil, policy: UpdatePolicy(), checkInterval: .seconds(3600),
-      epoch: Terminal.epoch(of: scheduler))
+      epoch: scheduler.epoch)
     self.init(
       central: world, readerLink: world, scheduler: scheduler, store: store, updateCatalog: updateCatalog,
-      delegateExecutor: scheduler is VirtualClock ? .scheduler : .mainActor,
+      delegateExecutor: scheduler.isDeterministic ? .scheduler : .mainActor,
       machine: TerminalStateMachine(seed: seed, realReadersSupported: false, updates: updates))
   }
 }
