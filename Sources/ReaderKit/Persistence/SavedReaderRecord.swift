@@ -54,6 +54,11 @@ package enum SavedReaderRecord {
       let reason = data.isEmpty ? "the record is empty" : "the record holds only white space"
       return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(data.count)"]))
     }
+    // A record is one flat object; deeper nesting is refused before `JSONDecoder` recurses into it.
+    if let offset = JSONSyntax.offsetOfExcessiveNesting(in: data, limit: maximumDepth) {
+      let reason = "the record nests arrays and objects deeper than \(maximumDepth) levels (at byte \(offset))"
+      return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(offset)"]))
+    }
     let decoder = JSONDecoder()
     let envelope: Envelope
     do {
@@ -141,6 +146,9 @@ package enum SavedReaderRecord {
   /// The largest record a store reads, in bytes; a larger one is corrupt without being read into
   /// memory. A real record is under 1 KiB.
   static let maximumSize = 64 * 1024
+
+  /// The deepest nesting of arrays and objects a record may have; a real one has 1 level.
+  static let maximumDepth = 8
 
   /// What a store finds where the record should be.
   package enum Found {

@@ -46,35 +46,6 @@ enum ManifestJSON: Sendable, Hashable, Decodable {
     }
   }
 
-  /// The byte offset of the first array or object nested deeper than `maximumDepth`, found without
-  /// recursion so that hostile nesting cannot exhaust the stack; `nil` when there is none.
-  static func offsetOfExcessiveNesting(in bytes: some Collection<UInt8>) -> Int? {
-    var depth = 0
-    var inString = false
-    var escaped = false
-    for (offset, byte) in bytes.enumerated() {
-      if inString {
-        if escaped {
-          escaped = false
-        } else if byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-        }
-        continue
-      }
-      switch byte {
-      case UInt8(ascii: "\""): inString = true
-      case UInt8(ascii: "["), UInt8(ascii: "{"):
-        depth += 1
-        if depth > maximumDepth { return offset }
-      case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-      default: break
-      }
-    }
-    return nil
-  }
-
   /// The JSON type's name, for messages: `a string`, `a number`, ….
   var kind: String {
     switch self {

@@ -262,8 +262,20 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     CorruptCase(
       "invalid UTF-8",
       Array(#"{"version":1,"serialNumber":""#.utf8) + [0xC3, 0x28] + Array(#"","locationId":"B"}"#.utf8), [:]),
-    CorruptCase("nested too deeply", String(repeating: "[", count: 5000), [:]),
+    CorruptCase("nested too deeply", String(repeating: "[", count: 60000), ["offset": "8"]),
+    CorruptCase(
+      "nested too deeply inside a record", #"{"version":1,"serialNumber":"A","locationId":"B","x":[[[[[[[[]]]]]]]]}"#,
+      ["offset": "60"]),
   ]
+
+  @Test func bracketsInsideStringsAreNotNesting() throws {
+    try withTemporaryDirectory { directory throws in
+      let file = directory.appendingPathComponent("last-reader.json")
+      let serial = String(repeating: "[{", count: 20) + #"\"["#
+      try Data(#"{"version":1,"serialNumber":"\#(serial)","locationId":"B"}"#.utf8).write(to: file)
+      #expect(try FileReaderStore(fileURL: file).loadLastReader()?.serialNumber == String(repeating: "[{", count: 20) + "\"[")
+    }
+  }
 
   @Test(arguments: corruptCases)
   func corruptFileIsReportedAndLeftUntouchedByLoad(_ corrupt: CorruptCase) throws {
