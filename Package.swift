@@ -31,11 +31,17 @@ let package = Package(
     // NDEF codec and NFC reader sessions.
     .target(name: "NFCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
     .executableTarget(name: "readerctl", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
-    .executableTarget(name: "reader-bench", dependencies: ["ReaderKit", "NFCKit"], swiftSettings: strict),
+    // A soak that holds the terminal and NFC sessions to the simulated world's ground truth, shared by
+    // reader-bench (`soak`) and the tests.
+    .target(
+      name: "ReaderSoak", dependencies: ["ReaderKit", "ReaderCore", "ReaderSimulator", "NFCKit"],
+      swiftSettings: strict),
+    .executableTarget(
+      name: "reader-bench", dependencies: ["ReaderKit", "NFCKit", "ReaderSoak"], swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
-      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "readerkit-store-probe"],
+      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "ReaderSoak", "readerkit-store-probe"],
       exclude: ["Updates/Server"], swiftSettings: strict),
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).

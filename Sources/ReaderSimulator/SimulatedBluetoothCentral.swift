@@ -278,6 +278,19 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     world.withLock { $0.entries[serialNumber]?.install != nil }
   }
 
+  /// The reader's state at this instant as the world knows it (link, reachability, reboot, version,
+  /// install), for checks against the ground truth; `nil` for a reader the world does not have.
+  public func truth(_ serialNumber: String) -> SimulatedReaderTruth? {
+    world.withLock { world in
+      guard let entry = world.entries[serialNumber] else { return nil }
+      return SimulatedReaderTruth(
+        isLinked: entry.linked, isReachable: entry.isReachable(radioOn: world.radioOn),
+        isRebooting: entry.rebootingUntil != nil, isPoweredOn: entry.reader.isPoweredOn,
+        softwareVersion: entry.reader.softwareVersion,
+        installProgress: entry.install.map { Double($0.step) / Double(Self.updateSteps) })
+    }
+  }
+
   /// Drops a connected reader's link for no reason the reader reports (`unknown`: interference, a
   /// firmware fault). The reader stays on and in range, so it can be connected again at once. A
   /// reader without a link ignores it.

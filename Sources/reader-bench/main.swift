@@ -27,6 +27,9 @@ let benchmarks = [
   Benchmark(name: "nfc", summary: "NFC sessions opened and closed, and begun at once, against plain FIFOs") {
     runNFCBenchmarkAndPrint()
   },
+  Benchmark(name: "soak", summary: "30 days of faults in every state, checked against the world's ground truth") {
+    _ = runSoakCommand([])
+  },
 ]
 
 let usage =
@@ -51,6 +54,7 @@ if arguments.count == 3, arguments[0] == "discovery", arguments[1] == "--size" {
   printDiscoveryMeasurement(measureDiscovery(readers: size))
   exit(0)
 }
+if arguments.first == "soak" { exit(runSoakCommand(Array(arguments.dropFirst()))) }
 if arguments.count > 1 { usageError("takes at most one benchmark name") }
 switch arguments.first ?? "all" {
 case "all":
