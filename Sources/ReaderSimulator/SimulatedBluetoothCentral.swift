@@ -189,7 +189,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       world.entries[serialNumber] = entry
       self.record(serialNumber, inRange ? "backInRange" : "outOfRange", in: &world)
       return inRange
-        ? self.becameReachable(serialNumber, in: &world) : self.unreachable(serialNumber, .bluetoothSignalLost, in: &world)
+        ? self.becameReachable(serialNumber, in: &world)
+        : self.unreachable(serialNumber, .bluetoothSignalLost, in: &world)
     }
   }
 
@@ -277,6 +278,11 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   public func isInstallingUpdate(_ serialNumber: String) -> Bool {
     world.withLock { $0.entries[serialNumber]?.install != nil }
   }
+
+  /// How many things have happened in the world so far (`worldEvents.count`, without the copy): every
+  /// change of a link, of a reader's reachability or of its version is one, so an unchanged count
+  /// means none of them changed.
+  public var changeCount: Int { world.withLock { $0.log.count } }
 
   /// The reader's state at this instant as the world knows it (link, reachability, reboot, version,
   /// install), for checks against the ground truth; `nil` for a reader the world does not have.

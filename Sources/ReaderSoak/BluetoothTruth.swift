@@ -25,8 +25,21 @@ final class BluetoothTruth: @unchecked Sendable {
   /// How long a link may stay up that the terminal knows nothing of: the reply timeout after which the
   /// terminal lets go of a reader that does not close its link.
   static let orphanBound = Duration.seconds(10)
-  /// The reconnect deadline of every connection the soak makes (the default policy).
-  static let deadline = ReconnectPolicy.default.deadline
+  /// The reconnect deadline of every connection the soak makes: the documented default, 60 seconds.
+  static let deadline = Duration.seconds(60)
+  /// How far past its deadline a reconnection without a link may still be under way: the deadline
+  /// timer fires at the deadline itself; a second of margin.
+  static let deadlineMargin = Duration.seconds(1)
+
+  /// Whether a disconnect for `reason` is followed by automatic reconnection, by the documented rules
+  /// (not the library's code): not after the app's own disconnect, a critically low battery, an idle
+  /// power-down or a lost pairing.
+  static func reconnects(after reason: DisconnectReason) -> Bool {
+    switch reason {
+    case .disconnectRequested, .criticallyLowBattery, .idlePowerDown, .peerRemovedPairingInformation: false
+    default: true
+    }
+  }
   /// The search window of the app's reconnect at launch.
   static let launchTimeout = Duration.seconds(30)
 
@@ -37,6 +50,8 @@ final class BluetoothTruth: @unchecked Sendable {
     var lostAt: Duration?
     /// Since when the world says it is reachable.
     var reachableSince: Duration?
+    /// Since when the world's link to it is down (reset whenever it is up, also while it is prepared).
+    var downSince: Duration?
   }
 
   /// The saved reader a reconnect at launch looks for.
@@ -145,7 +160,7 @@ final class BluetoothTruth: @unchecked Sendable {
         install = nil
       }
       if bound?.serial == reader.serialNumber {
-        if !ConnectionStateMachine.reconnects(after: reason) {
+        if !Self.reconnects(after: reason) {
           bound = nil
         } else if bound?.lostAt == nil {
           lastLoss = reason
@@ -160,6 +175,7 @@ final class BluetoothTruth: @unchecked Sendable {
       install = OpenInstall(
         serial: reader.serialNumber, version: update.deviceSoftwareVersion, estimate: update.durationEstimate,
         start: now)
+      station.probe(at: now + Self.installLimit(update.durationEstimate) + .milliseconds(1))
     case .didReportReaderSoftwareUpdateProgress(let reader, let progress):
       progressReported(reader, progress)
     case .didFinishInstallingUpdate(let reader, let update?, let error):
@@ -255,13 +271,17 @@ final class BluetoothTruth: @unchecked Sendable {
     checkBound(now, status: status, connected: connected?.serialNumber)
     checkLaunch(now, status: status)
     if let open = install {
-      let limit =
-        SimulatedBluetoothCentral.installDuration(open.estimate) + UpdateInstallStateMachine.stallTimeout
-        + UpdateInstallStateMachine.cancelReplyTimeout + .seconds(30)
       violations.episode(
-        "install", broken: now - open.start > limit, now, index, .install,
+        "install", broken: now - open.start > Self.installLimit(open.estimate), now, index, .install,
         "the install of \(open.version) started at \(open.start.soakText) has not finished")
     }
+  }
+
+  /// How long an install of an update with `estimate` may take at most: the simulated reader's install
+  /// time, the stall timeout (60 s) and the cancel reply timeout (10 s) of the documented install
+  /// rules, and 30 s of margin.
+  static func installLimit(_ estimate: UpdateTimeEstimate) -> Duration {
+    SimulatedBluetoothCentral.installDuration(estimate) + .seconds(60) + .seconds(10) + .seconds(30)
   }
 
   private func checkOrphans(_ now: Duration, status: ConnectionStatus, connected: String?) {
@@ -290,7 +310,21 @@ final class BluetoothTruth: @unchecked Sendable {
     if connected == watch.serial && truth.isLinked {
       watch.lostAt = nil
       watch.reachableSince = nil
+      watch.downSince = nil
       return
+    }
+    if truth.isLinked {
+      watch.downSince = nil
+    } else if watch.downSince == nil {
+      watch.downSince = now
+      station.probe(at: now + Self.deadline + Self.deadlineMargin + .milliseconds(1))
+    }
+    // A reconnection gives up at its deadline, counted from the loss, unless a link is up by then.
+    if status == .reconnecting, let down = watch.downSince {
+      violations.episode(
+        watch.serial, broken: now > down + Self.deadline + Self.deadlineMargin, now, index, .reconnect,
+        "still reconnecting \(watch.serial) \((now - down).soakText) after its link went down (deadline \(Self.deadline.soakText))"
+      )
     }
     if watch.lostAt == nil {
       guard !truth.isLinked else { return }

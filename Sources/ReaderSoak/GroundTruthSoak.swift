@@ -78,11 +78,12 @@ final class SoakRun: @unchecked Sendable {
     }
     let end = configuration.stopAt ?? span + configuration.settle
     var stoppedEarly = false
+    var active = Array(repeating: true, count: count)
     while let next = clock.nextDeadline, next <= end {
       clock.advance(to: next)
       instants += 1
-      for station in stations { station.instant(next) }
-      releaseWaiting(next)
+      for (index, station) in stations.enumerated() { active[index] = station.instant(next) }
+      releaseWaiting(next, active: active)
       if configuration.stopsAtFirstViolation && violations.count > 0 {
         stoppedEarly = true
         break
@@ -136,14 +137,16 @@ final class SoakRun: @unchecked Sendable {
   }
 
   /// After an instant: faults waiting for a state their station just entered strike; those that waited
-  /// too long strike anyway.
-  private func releaseWaiting(_ now: Duration) {
+  /// too long strike anyway. `active` says which stations had anything happen.
+  private func releaseWaiting(_ now: Duration, active: [Bool]) {
     for index in stations.indices where !waiting[index].isEmpty {
+      let expired = waiting[index][0].time + SoakFault.maximumWait <= now
+      // A station where nothing happened is in the state it was in.
+      guard active[index] || expired else { continue }
       let station = stations[index]
       let states = (bluetooth: station.bluetoothState, nfc: station.nfcState)
       let changed = states.bluetooth != lastStates[index].bluetooth || states.nfc != lastStates[index].nfc
       lastStates[index] = states
-      let expired = waiting[index][0].time + SoakFault.maximumWait <= now
       guard changed || expired else { continue }
       var still: [SoakFault] = []
       for fault in waiting[index] {

@@ -23,7 +23,9 @@ final class SoakLog: @unchecked Sendable {
   }
 
   func fault(_ fault: SoakFault, at time: Duration, state: SoakState) {
-    add(time, fault.station, "fault", "\(fault) in \(state)")
+    if keepsLines { return add(time, fault.station, "fault", "\(fault) in \(state)") }
+    add(time, fault.station, "fault", state.rawValue)
+    mix(UInt64(fault.id))
   }
 
   func note(_ station: Int, _ text: String) {

@@ -48,6 +48,11 @@ final class SoakStation: @unchecked Sendable {
   /// The run is winding down: no new initiatives.
   private(set) var winding = false
   private(set) var kills = 0
+  /// Terminal and NFC events and faults so far, and what the checks last saw of it and of the world.
+  private var activity = 0
+  private var checked = (activity: -1, world: -1)
+  /// Times the checks must run at although nothing may change then.
+  private var probes: [Duration] = []
 
   init(
     index: Int, clock: VirtualClock, seed: UInt64, readers: Int, days: Int, log: SoakLog, violations: SoakViolations,
@@ -111,7 +116,10 @@ final class SoakStation: @unchecked Sendable {
     storeTruth.instant(force: true)
     nfcTruth.launched(generation: generation)
     let nfc = SoakNFCApp(station: self, process: process, seed: launchSeed ^ 2)
-    nfc.system.addEventObserver { [log, index] event in log.nfcEvent(event, station: index) }
+    nfc.system.addEventObserver { [self] event in
+      touch()
+      log.nfcEvent(event, station: index)
+    }
     if let old = self.nfc { retired.append(old) }
     self.nfc = nfc
     log.note(index, "launch \(generation)")
@@ -120,6 +128,7 @@ final class SoakStation: @unchecked Sendable {
   }
 
   private func observe(_ event: TerminalEvent, app: SoakApp) {
+    touch()
     log.terminalEvent(event, station: index)
     bluetoothTruth.event(event, autoReconnect: app.pendingAutoReconnect)
     storeTruth.event(event)
@@ -175,11 +184,16 @@ final class SoakStation: @unchecked Sendable {
     nfc?.winding = true
   }
 
-  /// Makes sure the checks run at `time` (a no-op item on the clock).
+  /// Makes sure the checks run at `time` (a no-op item on the clock), even if nothing changes then.
   func probe(at time: Duration) {
     let delay = time - clock.elapsed
-    if delay > .zero { clock.schedule(after: delay) {} }
+    guard delay > .zero else { return }
+    clock.schedule(after: delay) {}
+    probes.append(time)
   }
+
+  /// Something the app did or heard: the checks of the instant must run.
+  func touch() { activity &+= 1 }
 
   // MARK: States
 
@@ -205,6 +219,7 @@ final class SoakStation: @unchecked Sendable {
 
   /// Does `action` to the station now.
   func apply(_ action: SoakAction) {
+    touch()
     let serial = serials[(action.target ?? target) % serials.count]
     let duration = action.duration
     switch action.kind {
@@ -285,11 +300,20 @@ final class SoakStation: @unchecked Sendable {
 
   // MARK: Checks
 
-  /// The checks of the end of an instant.
-  func instant(_ now: Duration) {
-    if let app { bluetoothTruth.instant(now, terminal: app.terminal) }
+  /// The checks of the end of an instant. The Bluetooth side's run only when something happened on the
+  /// station (an event, a fault, a change in its world) or a check asked for this time: otherwise none
+  /// of what they compare can have changed. Returns whether they ran.
+  @discardableResult
+  func instant(_ now: Duration) -> Bool {
     storeTruth.instant()
     nfcTruth.instant(now)
+    let world = self.world.changeCount
+    let due = probes.contains { $0 <= now }
+    guard due || checked.activity != activity || checked.world != world else { return false }
+    if due { probes.removeAll { $0 <= now } }
+    checked = (activity, world)
+    if let app { bluetoothTruth.instant(now, terminal: app.terminal) }
+    return true
   }
 
   /// The checks of the end of the run.
