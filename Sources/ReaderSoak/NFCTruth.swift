@@ -25,6 +25,8 @@ final class NFCTruth: @unchecked Sendable {
 
   private struct Record {
     var begunAt: Duration
+    /// The system's time limit when it was begun, which is the one it gets.
+    var limit: Duration?
     var readWrite: Bool
     var invalidated = false
     var calls = 0
@@ -56,10 +58,11 @@ final class NFCTruth: @unchecked Sendable {
 
   /// The app is about to begin a session.
   func begun(_ key: Key, readWrite: Bool) {
-    sessions[key] = Record(begunAt: now, readWrite: readWrite)
+    let limit = radio.policy.sessionTimeout
+    sessions[key] = Record(begunAt: now, limit: limit, readWrite: readWrite)
     open.insert(key)
     counts[readWrite ? "readWriteSessions" : "readOnlySessions", default: 0] += 1
-    if let limit = radio.policy.sessionTimeout { station.probe(at: now + limit + .milliseconds(1)) }
+    if let limit { station.probe(at: now + limit + .milliseconds(1)) }
   }
 
   /// Whether the session has heard its invalidation.
@@ -122,9 +125,9 @@ final class NFCTruth: @unchecked Sendable {
         "round", broken: sessions[key]?.invalidated == true, now, station.index, .nfcRound,
         "the radio polls for \(key), which has ended")
     }
-    guard let limit = radio.policy.sessionTimeout, !open.isEmpty else { return }
+    guard !open.isEmpty else { return }
     for key in open {
-      guard let record = sessions[key], now > record.begunAt + limit else { continue }
+      guard let record = sessions[key], let limit = record.limit, now > record.begunAt + limit else { continue }
       fail(.nfcTimeLimit, "\(key), begun at \(record.begunAt.soakText), runs past its \(limit.soakText) limit")
       open.remove(key)
     }

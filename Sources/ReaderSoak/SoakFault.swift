@@ -65,6 +65,8 @@ public struct SoakAction: Sendable, Hashable, CustomStringConvertible {
     case nfcRadioOff
     /// The person taps Cancel on the scan sheet.
     case userCancel
+    /// The system's session time limit changes (20 s ↔ 60 s); sessions begun from now on get the new one.
+    case nfcLimitChange
     /// A tag arrives at the very instant the running session ends: the person taps Cancel, the app
     /// invalidates it, or the system terminates it (`amount` 0, 1, 2). On a phone that detects at once,
     /// the detection is already on its way when the session ends.
@@ -78,7 +80,8 @@ public struct SoakAction: Sendable, Hashable, CustomStringConvertible {
     /// Whether it concerns the NFC side of the station.
     public var isNFC: Bool {
       switch self {
-      case .tagFlicker, .tagRemovedMidRead, .nfcBusy, .nfcTermination, .nfcRadioOff, .userCancel, .tagRace, .nfcBurst,
+      case .tagFlicker, .tagRemovedMidRead, .nfcBusy, .nfcTermination, .nfcRadioOff, .userCancel, .nfcLimitChange,
+        .tagRace, .nfcBurst,
         .nfcInvalidate:
         true
       default:
@@ -226,7 +229,7 @@ public struct SoakFault: Sendable, Hashable, CustomStringConvertible {
     case .updateFails, .updateDropsLink:
       return SoakAction(kind, target: reader, amount: (2 + random.nextUnit() * 96).rounded() / 100)
     case .catalogFails, .imageFails, .reboot, .disconnect, .installUpdate, .cancelInstall, .cancelReconnect,
-      .cancelConnect, .tagRemovedMidRead, .nfcTermination, .userCancel:
+      .cancelConnect, .tagRemovedMidRead, .nfcTermination, .userCancel, .nfcLimitChange:
       return SoakAction(kind)
     case .appKill, .powerLoss:
       return SoakAction(kind, duration: between(.milliseconds(500), .seconds(120), &random))

@@ -275,6 +275,9 @@ final class SoakStation: @unchecked Sendable {
       nfcRadio.switchRadioOff(for: duration)
     case .userCancel:
       nfcRadio.tapCancel()
+    case .nfcLimitChange:
+      let now = nfcRadio.policy.sessionTimeout == .seconds(20) ? Duration.seconds(60) : .seconds(20)
+      nfcRadio.setPolicy(NFCSystemPolicy(sessionTimeout: now, whenBusy: nfcRadio.policy.whenBusy))
     case .tagRace:
       nfcRadio.present(tags[(action.target ?? 0) % tags.count].name, for: duration)
       switch Int(action.amount) {

@@ -53,16 +53,20 @@ final class StoreTruth: @unchecked Sendable {
     guard force || version != checkedVersion else { return }
     checkedVersion = version
     guard let saved = read() else { return }
-    guard let saved else {
-      if let acknowledged { fail("the saved reader \(acknowledged.serialNumber) is gone from the disk") }
-      return
-    }
     let allowed = (acknowledged.map { [$0] } ?? []) + candidates
-    if !allowed.contains(where: { $0.serialNumber == saved.serialNumber && $0.locationId == saved.locationId }) {
-      fail(
-        "the disk holds \(saved.serialNumber) at \(saved.locationId); the last acknowledged save is \(acknowledged?.serialNumber ?? "none")"
-      )
-    }
+    let lost = saved == nil && acknowledged != nil
+    let foreign =
+      saved.map { saved in
+        !allowed.contains { $0.serialNumber == saved.serialNumber && $0.locationId == saved.locationId }
+      } ?? false
+    // One report per episode: the disk stays wrong until a new save lands.
+    violations.episode(
+      "lost", broken: lost, station.clock.elapsed, station.index, .store,
+      "the saved reader \(acknowledged?.serialNumber ?? "") is gone from the disk")
+    violations.episode(
+      "foreign", broken: foreign, station.clock.elapsed, station.index, .store,
+      "the disk holds \(saved?.serialNumber ?? "") at \(saved?.locationId ?? ""); the last acknowledged save is \(acknowledged?.serialNumber ?? "none")"
+    )
   }
 
   /// The record on the disk (`nil` inside when there is none); `nil` when it cannot be read, reported.
