@@ -3,7 +3,33 @@ import ReaderSimulator
 
 /// A soak that checks the simulated world's ground truth: several stations (a phone running the app,
 /// a few Bluetooth readers, NFC tags, a disk) on one virtual clock, with faults of every kind aimed at
-/// every state, and after every event and every instant the library's claims held against the world.
+/// every state, and after every event and every instant the library's claims held against the world
+/// (`SimulatedBluetoothCentral.truth(_:)`, `SimulatedNFCRadio`, the disk) — never the event log against
+/// itself.
+///
+/// The rules (`SoakViolation.Invariant`), and the bound each is held to:
+/// - `link`: the terminal says connected only while the world's link to that reader is up — by the end
+///   of the instant in which the link dropped (no simulated time may pass).
+/// - `orphanLink`: a link the world holds is one the terminal is connecting, reconnecting or connected
+///   with — within 10 s (the reply timeout after which the terminal lets go of a link).
+/// - `reconnect`: a reader lost for a reason that the documented rules follow with reconnection (not the
+///   app's disconnect, a critical battery, an idle power-down, automatic reconnection turned off, a
+///   reconnection the app cancelled or a required update that failed), and reachable for 16 s within
+///   its 60-second deadline, is connected or being reconnected; a reconnection without a link ends by
+///   its deadline (+1 s); none starts with automatic reconnection off.
+/// - `launch`: at launch the saved reader, reachable for 8 s within the 30-second search, is connected.
+/// - `version`: every version reported (`didConnect`, a reconnection, an install's success,
+///   `connectedReader` at the end of every instant) is the one the world's reader runs; a success
+///   reported while the terminal keeps the old version is a violation.
+/// - `progress`, `install`: progress stays in 0...1, never goes back, never runs ahead of the reader's,
+///   reaches 1 on success; one start and one finish per install, none left open past its time.
+/// - `store`: the saved reader on disk is always readable, and is the last one whose save was
+///   acknowledged or one connected since (a save cut short by a kill or a power loss).
+/// - `nfcDelivery`, `nfcRound`, `nfcMessage`, `nfcTimeLimit`: nothing reaches a session's delegate after
+///   its invalidation; detections only while the radio polls for that session; the radio never polls
+///   for an ended session (end of the instant); messages are those of tags in the field; no session
+///   outlives the time limit it began with.
+/// - `completion`: every command of the live app completes exactly once.
 ///
 /// ```swift
 /// let report = GroundTruthSoak.run(SoakConfiguration(seed: 7, days: 30, faultsPerHour: 4))
@@ -67,6 +93,11 @@ final class SoakRun: @unchecked Sendable {
     }
     waiting = Array(repeating: [], count: count)
     faults = GroundTruthSoak.schedule(for: configuration).filter { configuration.keep?.contains($0.id) ?? true }
+    log.onRunaway = { [self] in
+      violations.record(
+        clock.elapsed, -1, .wallTime, "more than \(SoakLog.runawayLimit) events at one instant: every app is stopped")
+      for station in stations { station.halt() }
+    }
     for station in stations { station.launch() }
     lastStates = stations.map { ($0.bluetoothState, $0.nfcState) }
     for fault in faults {

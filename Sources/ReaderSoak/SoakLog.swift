@@ -11,6 +11,12 @@ final class SoakLog: @unchecked Sendable {
   private(set) var count = 0
   private(set) var lines: [String] = []
   let keepsLines: Bool
+  /// How many entries one simulated instant may hold before the run counts as runaway: time that
+  /// never moves again would otherwise hang the caller.
+  static let runawayLimit = 200_000
+  /// Called once, when an instant holds more than `runawayLimit` entries.
+  var onRunaway: (() -> Void)?
+  private var instant: (time: Duration, count: Int) = (.zero, 0)
 
   init(keepsLines: Bool) { self.keepsLines = keepsLines }
 
@@ -48,6 +54,10 @@ final class SoakLog: @unchecked Sendable {
 
   private func add(_ time: Duration?, _ station: Int, _ name: String, _ detail: String) {
     count += 1
+    if let time {
+      instant = time == instant.time ? (time, instant.count + 1) : (time, 1)
+      if instant.count == Self.runawayLimit { onRunaway?() }
+    }
     if let time { mix(UInt64(bitPattern: time.components.seconds)) }
     if let time { mix(UInt64(bitPattern: time.components.attoseconds / 1_000_000)) }
     mix(UInt64(station))

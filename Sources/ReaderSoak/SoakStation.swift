@@ -47,6 +47,7 @@ final class SoakStation: @unchecked Sendable {
   private var retired: [SoakNFCApp] = []
   /// The run is winding down: no new initiatives.
   private(set) var winding = false
+  private var halted = false
   private(set) var kills = 0
   /// Terminal and NFC events and faults so far, and what the checks last saw of it and of the world.
   private var activity = 0
@@ -123,6 +124,8 @@ final class SoakStation: @unchecked Sendable {
     if let old = self.nfc { retired.append(old) }
     self.nfc = nfc
     log.note(index, "launch \(generation)")
+    app.winding = winding
+    nfc.winding = winding
     app.launch()
     nfc.start()
   }
@@ -159,7 +162,10 @@ final class SoakStation: @unchecked Sendable {
     if powerLoss { disk.powerLoss() }
     bluetoothTruth.appDied()
     storeTruth.instant(force: true)
-    clock.schedule(after: relaunchDelay) { [self] in launch() }
+    clock.schedule(after: relaunchDelay) { [self] in
+      guard self.app == nil, !halted else { return }
+      launch()
+    }
   }
 
   /// A person switches the reader on (charging it first if its battery is flat), as a merchant does
@@ -175,6 +181,14 @@ final class SoakStation: @unchecked Sendable {
   func putOnCharger(_ serial: String) {
     guard let reader = world.reader(serial) else { return }
     world.setBattery(serial, level: reader.batteryLevel, isCharging: true)
+  }
+
+  /// Stops everything the apps drive, for good (a runaway run): the app dies and is not launched again.
+  func halt() {
+    halted = true
+    winding = true
+    app?.process.die()
+    nfc?.process.die()
   }
 
   /// The run is over: no new initiatives; what runs may finish.
