@@ -126,7 +126,8 @@ final class NFCTruth: @unchecked Sendable {
         "the radio polls for \(key), which has ended")
     }
     guard !open.isEmpty else { return }
-    for key in open {
+    // In session order, so that a run reports the same violations in the same order every time.
+    for key in open.sorted(by: { ($0.generation, $0.session) < ($1.generation, $1.session) }) {
       guard let record = sessions[key], let limit = record.limit, now > record.begunAt + limit else { continue }
       fail(.nfcTimeLimit, "\(key), begun at \(record.begunAt.soakText), runs past its \(limit.soakText) limit")
       open.remove(key)
