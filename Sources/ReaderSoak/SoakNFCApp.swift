@@ -13,6 +13,10 @@ final class SoakNFCApp: @unchecked Sendable {
   let system: NFCReaderSystem
   let process: SoakProcess
   unowned let station: SoakStation
+  /// Draws for what the app does on its own (when it begins sessions, and of which kind), kept apart
+  /// from those for what it does in reply to events: removing a fault then leaves the routine as it was,
+  /// which keeps shrinking a failure effective.
+  private var routine: SeededRandom
   private var random: SeededRandom
   private var sessions: [(key: NFCTruth.Key, session: NFCNDEFReaderSession)] = []
   /// Every delegate this launch created: a session holds its delegate weakly.
@@ -23,7 +27,8 @@ final class SoakNFCApp: @unchecked Sendable {
   init(station: SoakStation, process: SoakProcess, seed: UInt64) {
     self.station = station
     self.process = process
-    self.random = SeededRandom(seed: seed)
+    self.routine = SeededRandom(seed: seed)
+    self.random = SeededRandom(seed: seed ^ 0x7EAC_7105)
     system = NFCReaderSystem(radio: station.nfcRadio, scheduler: station.clock)
   }
 
@@ -32,10 +37,11 @@ final class SoakNFCApp: @unchecked Sendable {
 
   /// Starts the app's routine: a session every five minutes or so.
   func start() {
-    let gap = Duration.seconds(300) * -log1p(-random.nextUnit())
+    let gap = Duration.seconds(300) * -log1p(-routine.nextUnit())
+    let kind = (routine.nextUnit(), Int(routine.next() % 4))
     station.clock.schedule(after: gap) { [self] in
       guard process.isAlive, !winding else { return }
-      begin()
+      begin(kind)
       start()
     }
   }
@@ -45,7 +51,7 @@ final class SoakNFCApp: @unchecked Sendable {
     guard process.isAlive else { return }
     switch action.kind {
     case .nfcBurst:
-      for _ in 0..<max(1, Int(action.amount)) { begin() }
+      for _ in 0..<max(1, Int(action.amount)) { begin((random.nextUnit(), Int(random.next() % 4))) }
     case .nfcInvalidate:
       let live = sessions.filter { !truth.isInvalidated($0.key) }
       guard !live.isEmpty else { return }
@@ -64,12 +70,13 @@ final class SoakNFCApp: @unchecked Sendable {
     running.invalidate()
   }
 
-  /// Begins a session of a random kind.
-  private func begin() {
-    let roll = random.nextUnit()
+  /// Begins a session of the kind `draw` picks: read-write (with one of four plans), read-only ending
+  /// at the first read, or continuous read-only.
+  private func begin(_ draw: (roll: Double, plan: Int)) {
+    let roll = draw.roll
     let session: NFCNDEFReaderSession
     if roll < 0.3 {
-      let delegate = SoakTagSessionDelegate(app: self, plan: Int(random.next() % 4))
+      let delegate = SoakTagSessionDelegate(app: self, plan: draw.plan)
       delegates.append(delegate)
       session = NFCNDEFReaderSession(
         delegate: delegate, queue: station.nfcQueue, invalidateAfterFirstRead: false, system: system)
