@@ -42,6 +42,11 @@ let package = Package(
     // PC/SC (pcsc-lite, loaded at run time) and the pure logic of NFC tags behind it: APDUs, Type 4
     // and Type 2 NDEF mappings.
     .target(name: "PCSCKit", dependencies: ["ReaderCore"], swiftSettings: strict),
+    // A soak that holds the terminal and NFC sessions to the simulated world's ground truth, shared by
+    // reader-bench (`soak`) and the tests.
+    .target(
+      name: "ReaderSoak", dependencies: ["ReaderKit", "ReaderCore", "ReaderSimulator", "NFCKit"],
+      swiftSettings: strict),
     .executableTarget(
       name: "readerctl",
       dependencies: ["ReaderKit", "NFCKit", "PCSCKit", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],
@@ -49,14 +54,15 @@ let package = Package(
     .executableTarget(
       name: "reader-bench",
       dependencies: [
-        "ReaderKit", "NFCKit", "PCSCKit", "DBus", .target(name: "BlueZ", condition: .when(platforms: [.linux])),
+        "ReaderKit", "NFCKit", "PCSCKit", "DBus", "ReaderSoak",
+        .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ],
       swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
-      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "readerkit-store-probe"],
-      exclude: ["Updates/Server"], swiftSettings: strict),
+      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "ReaderSoak", "readerkit-store-probe"],
+      exclude: ["Updates/Server", "Soak/MUTANTS.md"], swiftSettings: strict),
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
     .target(

@@ -41,6 +41,10 @@ let benchmarks =
       runPCSCBenchmarkAndPrint()
       return []
     },
+    Benchmark(name: "soak", summary: "30 days of faults in every state, checked against the world's ground truth") {
+      _ = runSoakCommand([])
+      return []
+    },
   ]
   + blueZBenchmarks
 
@@ -87,6 +91,7 @@ if arguments.count == 5, arguments[0] == "discovery", arguments[1] == "--size", 
   printDiscoveryMeasurement(measureDiscovery(readers: size, rate: rate))
   exit(0)
 }
+if arguments.first == "soak" { exit(runSoakCommand(Array(arguments.dropFirst()))) }
 
 #if DEBUG
   print("reader-bench: a debug build; its figures mean little (swift run -c release reader-bench)\n")

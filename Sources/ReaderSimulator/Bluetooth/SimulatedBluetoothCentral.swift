@@ -238,6 +238,24 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     world.withLock { $0.entries[serialNumber]?.machine.install != nil }
   }
 
+  /// How many things have happened in the world so far (`worldEvents.count`, without the copy): every
+  /// change of a link, of a reader's reachability or of its version is one, so an unchanged count
+  /// means none of them changed.
+  public var changeCount: Int { world.withLock { $0.log.count } }
+
+  /// The reader's state at this instant as the world knows it (link, reachability, reboot, version,
+  /// install), for checks against the ground truth; `nil` for a reader the world does not have.
+  public func truth(_ serialNumber: String) -> SimulatedReaderTruth? {
+    world.withLock { world in
+      guard let machine = world.entries[serialNumber]?.machine else { return nil }
+      return SimulatedReaderTruth(
+        isLinked: machine.linked, isReachable: machine.isReachable(surroundings(world)),
+        isRebooting: machine.rebootingUntil != nil, isPoweredOn: machine.reader.isPoweredOn,
+        softwareVersion: machine.reader.softwareVersion,
+        installProgress: machine.install.map { Double($0.step) / Double(Self.updateSteps) })
+    }
+  }
+
   /// Drops a connected reader's link for no reason the reader reports (`unknown`: interference, a
   /// firmware fault). The reader stays on and in range, so it can be connected again at once. A
   /// reader without a link ignores it.
