@@ -157,6 +157,24 @@ func waitForPendingWork(
     #expect(clock.checkNoPendingWork() == nil)
   }
 
+  @Test func reArmingATimerBehindALiveOneHoldsNoMoreThanAFewEntries() {
+    let clock = VirtualClock()
+    let log = Recorder<String>()
+    clock.schedule(after: .seconds(3_600)) { log.append("live") }
+    var armed = clock.schedule(after: .seconds(1)) { log.append("re-armed") }
+    var largest = 0
+    for _ in 0..<100_000 {
+      clock.cancel(armed)
+      armed = clock.schedule(after: .seconds(1)) { log.append("re-armed") }
+      largest = max(largest, clock.storedWorkCount)
+    }
+    #expect(clock.pendingWorkCount == 2)
+    #expect(largest <= 2 * 2 + 66, "cancelled work does not pile up: \(largest) entries held")
+    clock.advance(by: .seconds(3_600))
+    #expect(log.values == ["re-armed", "live"])
+    #expect(clock.storedWorkCount == 0)
+  }
+
   @Test func advanceToAnEarlierInstantNeverMovesTimeBack() {
     let clock = VirtualClock()
     clock.advance(to: .seconds(5))
@@ -425,5 +443,110 @@ func waitForPendingWork(
     var queue = WorkQueue()
     let ids = (0..<5).map { _ in queue.push(deadline: .zero) {}.id }
     #expect(ids == [0, 1, 2, 3, 4])
+  }
+
+  @Test func reArmingATimerAMillionTimesBehindALiveOneKeepsTheQueueSmall() {
+    var queue = WorkQueue()
+    _ = queue.push(deadline: .seconds(86_400)) {}
+    var armed = queue.push(deadline: .seconds(1)) {}
+    var largest = (keys: 0, slots: 0)
+    for round in 0..<1_000_000 {
+      queue.cancel(armed)
+      armed = queue.push(deadline: .seconds(1) + .nanoseconds(round)) {}
+      largest = (max(largest.keys, queue.storedKeyCount), max(largest.slots, queue.storedSlotCount))
+    }
+    #expect(queue.count == 2)
+    #expect(largest.keys <= 2 * 2 + 66, "cancelled keys are dropped once they outnumber live ones")
+    #expect(largest.slots <= 3, "a cancelled submission's slot is reused")
+    #expect(queue.pop(dueBy: .seconds(2)) != nil)
+    #expect(queue.pop(dueBy: .seconds(2)) == nil)
+    #expect(queue.nextDeadline() == .seconds(86_400))
+  }
+
+  @Test func cancellingWorkThatRanDoesNotTouchNewWorkInItsSlot() {
+    var queue = WorkQueue()
+    let log = Recorder<String>()
+    let first = queue.push(deadline: .seconds(1)) { log.append("first") }
+    queue.pop(dueBy: .seconds(1))?.work()
+    let second = queue.push(deadline: .seconds(2)) { log.append("second") }
+    #expect(second.slot == first.slot, "the slot is reused")
+    queue.cancel(first)
+    #expect(queue.count == 1)
+    queue.pop(dueBy: .seconds(2))?.work()
+    #expect(log.values == ["first", "second"])
+  }
+
+  @Test func cancellingTwiceFreesTheSlotOnce() {
+    var queue = WorkQueue()
+    let log = Recorder<String>()
+    let victim = queue.push(deadline: .seconds(1)) { log.append("victim") }
+    queue.cancel(victim)
+    queue.cancel(victim)
+    _ = queue.push(deadline: .seconds(2)) { log.append("a") }
+    _ = queue.push(deadline: .seconds(3)) { log.append("b") }
+    #expect(queue.count == 2)
+    while let item = queue.pop(dueBy: .seconds(10)) { item.work() }
+    #expect(log.values == ["a", "b"])
+  }
+
+  @Test func aHandleMadeOutsideTheQueueCancelsTheSubmissionWithItsNumber() {
+    var queue = WorkQueue()
+    let log = Recorder<String>()
+    _ = queue.push(deadline: .seconds(1)) { log.append("kept") }
+    let dropped = queue.push(deadline: .seconds(1)) { log.append("dropped") }
+    queue.cancel(ScheduledWork(id: dropped.id, deadline: dropped.deadline))
+    queue.cancel(ScheduledWork(id: 99, deadline: .seconds(1)))
+    #expect(queue.count == 1)
+    while let item = queue.pop(dueBy: .seconds(10)) { item.work() }
+    #expect(log.values == ["kept"])
+  }
+
+  @Test func orderHoldsWhileCancelledKeysAreDroppedInBulk() {
+    for seed in UInt64(1)...20 {
+      var random = SeededRandom(seed: seed)
+      var queue = WorkQueue()
+      var model: [ScheduledWork] = []
+      var now = Duration.zero
+      var pushes: UInt64 = 0
+      let ran = Recorder<UInt64>()
+      for _ in 0..<4_000 {
+        switch random.next() % 8 {
+        case 0, 1, 2:
+          let number = pushes
+          pushes += 1
+          model.append(queue.push(deadline: now + .milliseconds(Int(random.next() % 50))) { ran.append(number) })
+        case 3, 4, 5:
+          guard !model.isEmpty else { continue }
+          queue.cancel(model.remove(at: Int(random.next() % UInt64(model.count))))
+        default:
+          now += .milliseconds(Int(random.next() % 10))
+          while let item = queue.pop(dueBy: now) {
+            let expected = model.min { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
+            item.work()
+            #expect(item.deadline == expected?.deadline && ran.values.last == expected?.id, "seed \(seed)")
+            model.removeAll { $0 == expected }
+          }
+        }
+        #expect(queue.count == model.count, "seed \(seed)")
+        #expect(queue.storedKeyCount <= 2 * model.count + 66, "seed \(seed)")
+      }
+    }
+  }
+
+  @Test func cancellingMostOfALargeQueueKeepsTheRestInOrder() {
+    for seed in UInt64(1)...20 {
+      var random = SeededRandom(seed: seed)
+      var queue = WorkQueue()
+      let ran = Recorder<UInt64>()
+      var model: [ScheduledWork] = []
+      for number in UInt64(0)..<2_000 {
+        model.append(queue.push(deadline: .milliseconds(Int(random.next() % 500))) { ran.append(number) })
+      }
+      for _ in 0..<1_500 { queue.cancel(model.remove(at: Int(random.next() % UInt64(model.count)))) }
+      #expect(queue.storedKeyCount < 2_000, "seed \(seed): the cancelled keys were dropped")
+      while let item = queue.pop(dueBy: .seconds(1)) { item.work() }
+      let expected = model.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }.map(\.id)
+      #expect(ran.values == expected, "seed \(seed)")
+    }
   }
 }

@@ -58,15 +58,34 @@ extension Scheduler {
 }
 
 /// A handle on work submitted to a `Scheduler`.
+///
+/// Two handles are equal when they name the same submission (number and deadline).
 public struct ScheduledWork: Sendable, Hashable {
   /// The submission number; unique per scheduler.
   public let id: UInt64
   /// The instant (since the scheduler's start) the work is due.
   public let deadline: Duration
+  /// Where the scheduler's queue keeps the work, so that a cancel goes straight to it; `nil` for a handle
+  /// made with the public initializer, which the queue looks up by its submission number.
+  let slot: UInt32?
 
   /// Creates a handle; schedulers call this.
   public init(id: UInt64, deadline: Duration) {
+    self.init(id: id, deadline: deadline, slot: nil)
+  }
+
+  init(id: UInt64, deadline: Duration, slot: UInt32?) {
     self.id = id
     self.deadline = deadline
+    self.slot = slot
+  }
+
+  public static func == (lhs: ScheduledWork, rhs: ScheduledWork) -> Bool {
+    lhs.id == rhs.id && lhs.deadline == rhs.deadline
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(id)
+    hasher.combine(deadline)
   }
 }

@@ -36,7 +36,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     var now: Duration = .zero
     var queue = WorkQueue()
     var driving = false
-    /// The thread running a work item right now.
+    /// The thread driving the clock, which runs its work items, while it does.
     var runner: UInt?
   }
 
@@ -53,6 +53,8 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   public var minimumResolution: Duration { .nanoseconds(1) }
   /// Work submitted and not yet run or cancelled.
   public var pendingWorkCount: Int { state.withLock { $0.queue.count } }
+  /// Entries the queue holds, pending work and cancelled work not dropped yet (for tests of the bound).
+  var storedWorkCount: Int { state.withLock { $0.queue.storedKeyCount } }
   /// The deadline of the next work due, if any.
   public var nextDeadline: Duration? { state.withLock { $0.queue.nextDeadline() } }
 
@@ -95,16 +97,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   /// Runs everything due up to `deadline`, in order, then sets `now` to `deadline` (if later).
   public func advance(to deadline: Duration) {
     drive {
-      let thread = Self.currentThread
-      while let item = state.withLock({ state -> (deadline: Duration, work: @Sendable () -> Void)? in
-        guard let item = state.queue.pop(dueBy: deadline) else { return nil }
-        state.now = max(state.now, item.deadline)
-        state.runner = thread
-        return item
-      }) {
-        item.work()
-        state.withLock { $0.runner = nil }
-      }
+      runDue(by: deadline)
       state.withLock { $0.now = max($0.now, deadline) }
     }
   }
@@ -118,10 +111,21 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   /// reached; returns whether the queue emptied. For soak runs that need no pacing.
   @discardableResult
   public func runUntilQuiet(limit: Duration) -> Bool {
-    while let next = nextDeadline, next <= limit {
-      advance(to: next)
-    }
+    // Time stops at the last work run, not at the limit.
+    drive { runDue(by: limit) }
     return pendingWorkCount == 0
+  }
+
+  /// Runs, one at a time and in order, the work due by `limit`, with `now` set to each item's deadline;
+  /// one lock per item, around taking it from the queue.
+  private func runDue(by limit: Duration) {
+    while let work = state.withLock({ state -> (@Sendable () -> Void)? in
+      guard let item = state.queue.pop(dueBy: limit) else { return nil }
+      state.now = max(state.now, item.deadline)
+      return item.work
+    }) {
+      work()
+    }
   }
 
   /// Fails (returns a description) when work is still pending, for test teardown.
@@ -153,14 +157,16 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     }
   }
 
+  /// Runs `body` as the one driver of the clock, marked as running the clock's work on this thread.
   private func drive(_ body: () -> Void) {
+    let thread = Self.currentThread
     let reentrant = state.withLock { state -> Bool in
-      defer { state.driving = true }
+      defer { (state.driving, state.runner) = (true, thread) }
       return state.driving
     }
     precondition(!reentrant, "VirtualClock is driven from two places at once")
     body()
-    state.withLock { $0.driving = false }
+    state.withLock { ($0.driving, $0.runner) = (false, nil) }
   }
 }
 

@@ -1,85 +1,177 @@
 /// The ordered queue behind both schedulers: a binary min-heap on (deadline, submission number).
 ///
-/// Cancelled work is dropped lazily when it reaches the top, so cancel is O(1).
+/// The heap holds small keys; the work itself waits in a table of slots beside it, which a handle reaches
+/// directly (it carries its slot), so `cancel` is O(1): it empties the slot, which is reused at once, and
+/// leaves the key behind as stale, to be skipped when it reaches the top. Stale keys are never allowed to
+/// outnumber live ones by much: past that the heap is rebuilt without them, in O(n), which the cancels that
+/// made them pay for. So the memory held follows the work pending, however often timers are re-armed.
+///
+/// Removing the top moves the hole down to a leaf along the smaller children and then lets the last key
+/// rise into it (one comparison per level on the way down, as in Floyd's heapsort): the last key almost
+/// always belongs near the bottom.
 struct WorkQueue {
-  private struct Entry {
-    let handle: ScheduledWork
-    let work: @Sendable () -> Void
+  /// What the heap orders: a submission's deadline (in attoseconds, which compare inline where
+  /// `Duration`'s operators are calls into the standard library) and number, and the slot holding its work.
+  private struct Key {
+    var deadline: Int128
+    var id: UInt64
+    var slot: UInt32
+
+    /// Deadline order, then submission order.
+    @inline(__always)
+    func precedes(_ other: Key) -> Bool {
+      deadline != other.deadline ? deadline < other.deadline : id < other.id
+    }
   }
 
-  private var heap: [Entry] = []
-  private var live: Set<UInt64> = []
+  /// The work of one pending submission, or an empty slot (`work == nil`) waiting to be reused.
+  private struct Slot {
+    /// The submission the slot holds or last held.
+    var id: UInt64
+    var work: (@Sendable () -> Void)?
+  }
+
+  /// Stale keys allowed at any heap size before the heap is rebuilt without them.
+  private static let staleAllowance = 64
+
+  private var heap: [Key] = []
+  private var slots: [Slot] = []
+  /// Empty slots, reused last in, first out.
+  private var freeSlots: [UInt32] = []
+  /// Keys in `heap` whose submission was cancelled.
+  private var staleKeys = 0
   private var nextID: UInt64 = 0
 
   /// Work still due to run.
-  var count: Int { live.count }
+  var count: Int { heap.count - staleKeys }
+
+  /// Keys held, live and stale (for tests of the bound on what cancelled work leaves behind).
+  var storedKeyCount: Int { heap.count }
+  /// Slots held, full and empty (for the same tests).
+  var storedSlotCount: Int { slots.count }
 
   mutating func push(deadline: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-    let handle = ScheduledWork(id: nextID, deadline: deadline)
+    let id = nextID
     nextID += 1
-    live.insert(handle.id)
-    heap.append(Entry(handle: handle, work: work))
-    siftUp(heap.count - 1)
-    return handle
+    let slot: UInt32
+    if let reused = freeSlots.popLast() {
+      slot = reused
+      slots[Int(slot)] = Slot(id: id, work: work)
+    } else {
+      precondition(slots.count < Int(UInt32.max), "more pending work than a scheduler can hold")
+      slot = UInt32(slots.count)
+      slots.append(Slot(id: id, work: work))
+    }
+    let key = Key(deadline: deadline.attoseconds, id: id, slot: slot)
+    heap.append(key)
+    heap.withUnsafeMutableBufferPointer { heap in
+      var hole = heap.count - 1
+      while hole > 0 {
+        let parent = (hole - 1) / 2
+        guard key.precedes(heap[parent]) else { break }
+        heap[hole] = heap[parent]
+        hole = parent
+      }
+      heap[hole] = key
+    }
+    return ScheduledWork(id: id, deadline: deadline, slot: slot)
   }
 
+  /// Drops the work if it is still pending; does nothing for work that ran or was cancelled.
   mutating func cancel(_ handle: ScheduledWork) {
-    live.remove(handle.id)
+    guard let slot = slot(of: handle), slots[slot].work != nil else { return }
+    slots[slot].work = nil
+    freeSlots.append(UInt32(slot))
+    staleKeys += 1
+    if staleKeys > Self.staleAllowance && staleKeys > heap.count / 2 { dropStaleKeys() }
   }
 
   /// The deadline of the earliest live work.
   mutating func nextDeadline() -> Duration? {
-    dropCancelledTop()
-    return heap.first?.handle.deadline
+    dropStaleTop()
+    return heap.first.map { Duration(attoseconds: $0.deadline) }
   }
 
   /// Removes and returns the earliest live work if it is due at or before `limit`.
   mutating func pop(dueBy limit: Duration) -> (deadline: Duration, work: @Sendable () -> Void)? {
-    dropCancelledTop()
-    guard let top = heap.first, top.handle.deadline <= limit else { return nil }
+    dropStaleTop()
+    guard let top = heap.first, top.deadline <= limit.attoseconds else { return nil }
     removeTop()
-    live.remove(top.handle.id)
-    return (top.handle.deadline, top.work)
+    let slot = Int(top.slot)
+    // A live key's slot holds its work.
+    let work = slots[slot].work.unsafelyUnwrapped
+    slots[slot].work = nil
+    freeSlots.append(top.slot)
+    return (Duration(attoseconds: top.deadline), work)
   }
 
-  private mutating func dropCancelledTop() {
-    while let top = heap.first, !live.contains(top.handle.id) {
+  /// The slot holding `handle`'s submission, if it holds it still (or held it last and is empty).
+  private func slot(of handle: ScheduledWork) -> Int? {
+    if let slot = handle.slot.map(Int.init) {
+      return slot < slots.count && slots[slot].id == handle.id ? slot : nil
+    }
+    // A handle made outside a queue: look for its submission.
+    return slots.firstIndex { $0.id == handle.id && $0.work != nil }
+  }
+
+  private func isStale(_ key: Key) -> Bool {
+    Self.isStale(key, in: slots)
+  }
+
+  private static func isStale(_ key: Key, in slots: [Slot]) -> Bool {
+    let slot = slots[Int(key.slot)]
+    return slot.id != key.id || slot.work == nil
+  }
+
+  private mutating func dropStaleTop() {
+    while let top = heap.first, isStale(top) {
       removeTop()
+      staleKeys -= 1
+    }
+  }
+
+  /// Rebuilds the heap from its live keys (bottom-up, O(n)).
+  private mutating func dropStaleKeys() {
+    let slots = self.slots
+    heap.removeAll { Self.isStale($0, in: slots) }
+    staleKeys = 0
+    heap.withUnsafeMutableBufferPointer { heap in
+      for start in stride(from: heap.count / 2 - 1, through: 0, by: -1) {
+        let key = heap[start]
+        var hole = start
+        while true {
+          var child = 2 * hole + 1
+          guard child < heap.count else { break }
+          if child + 1 < heap.count && heap[child + 1].precedes(heap[child]) { child += 1 }
+          guard heap[child].precedes(key) else { break }
+          heap[hole] = heap[child]
+          hole = child
+        }
+        heap[hole] = key
+      }
     }
   }
 
   private mutating func removeTop() {
-    heap.swapAt(0, heap.count - 1)
-    heap.removeLast()
-    if !heap.isEmpty { siftDown(0) }
-  }
-
-  private func precedes(_ a: Int, _ b: Int) -> Bool {
-    let (x, y) = (heap[a].handle, heap[b].handle)
-    return x.deadline != y.deadline ? x.deadline < y.deadline : x.id < y.id
-  }
-
-  private mutating func siftUp(_ index: Int) {
-    var child = index
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard precedes(child, parent) else { return }
-      heap.swapAt(child, parent)
-      child = parent
-    }
-  }
-
-  private mutating func siftDown(_ index: Int) {
-    var parent = index
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var first = parent
-      if left < heap.count && precedes(left, first) { first = left }
-      if right < heap.count && precedes(right, first) { first = right }
-      guard first != parent else { return }
-      heap.swapAt(parent, first)
-      parent = first
+    let last = heap.removeLast()
+    guard !heap.isEmpty else { return }
+    heap.withUnsafeMutableBufferPointer { heap in
+      // Down to a leaf along the smaller children, then up again to where the last key belongs.
+      var hole = 0
+      while true {
+        var child = 2 * hole + 1
+        guard child < heap.count else { break }
+        if child + 1 < heap.count && heap[child + 1].precedes(heap[child]) { child += 1 }
+        heap[hole] = heap[child]
+        hole = child
+      }
+      while hole > 0 {
+        let parent = (hole - 1) / 2
+        guard last.precedes(heap[parent]) else { break }
+        heap[hole] = heap[parent]
+        hole = parent
+      }
+      heap[hole] = last
     }
   }
 }
