@@ -3,8 +3,14 @@ import ReaderCore
 
 /// The errors of one fetch of `url`, worded alike whichever transport fetched it. Every error has
 /// `context["url"]` and `context["reason"]`; durations in the context are plain numbers of seconds.
-struct FetchErrors: Sendable {
-  let url: URL
+package struct FetchErrors: Sendable {
+  /// What was fetched.
+  package let url: URL
+
+  /// The errors of a fetch of `url`.
+  package init(url: URL) {
+    self.url = url
+  }
 
   /// `updateCatalogUnavailable`: the fetch could not be made or went wrong on the way.
   func unavailable(_ reason: String, errno code: Int32? = nil) -> ReaderError {
@@ -13,6 +19,15 @@ struct FetchErrors: Sendable {
     return ReaderError(
       .updateCatalogUnavailable, "cannot fetch \(url.absoluteString): \(reason)", context: context,
       cause: code.map(ErrorCause.errno))
+  }
+
+  /// `updateCatalogUnavailable`: the server answered with `status`, outside 2xx (`context["status"]`,
+  /// an `.httpStatus` cause).
+  func status(_ status: Int) -> ReaderError {
+    ReaderError(
+      .updateCatalogUnavailable, "\(url.absoluteString) answered with HTTP status \(status)",
+      context: ["url": url.absoluteString, "status": "\(status)", "reason": "HTTP status \(status)"],
+      cause: .httpStatus(status))
   }
 
   /// `updateCatalogTimedOut`: `timeout` ran out (`context["timeout"]`, in seconds).

@@ -118,15 +118,11 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     throws(ReaderError) -> BoundedBody
   {
     let outcome = state.withLock { $0.outcome } ?? .failed(URLError(.unknown))
-    let address = url.absoluteString
     switch outcome {
     case .body(let body):
       return body
     case .status(let status):
-      throw ReaderError(
-        .updateCatalogUnavailable, "\(address) answered with HTTP status \(status)",
-        context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"],
-        cause: .httpStatus(status))
+      throw errors.status(status)
     case .canceled:
       throw errors.canceled()
     case .failed(let error) where error.code == .timedOut:
