@@ -316,7 +316,7 @@ package struct BlueZCentralStateMachine {
       links[serial] = nil
       let error = ReaderError(
         .bluetoothConnectTimedOut, "the reader did not finish connecting in time",
-        context: ["serialNumber": serial, "timeout": "\(configuration.connectTimeout)"])
+        context: ["serialNumber": serial, "timeout": configuration.connectTimeout.contextSeconds])
       return [call(.disconnect(device: path)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
     case .refresh:
       refreshArmed = false

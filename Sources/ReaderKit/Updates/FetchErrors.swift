@@ -34,7 +34,7 @@ package struct FetchErrors: Sendable {
   func timedOut(_ timeout: Duration, _ reason: String) -> ReaderError {
     ReaderError(
       .updateCatalogTimedOut, "\(url.absoluteString) did not answer in time: \(reason)",
-      context: ["url": url.absoluteString, "timeout": Self.seconds(timeout), "reason": reason])
+      context: ["url": url.absoluteString, "timeout": timeout.contextSeconds, "reason": reason])
   }
 
   /// `updateCatalogInvalid`: the server's answer breaks the HTTP syntax (`context["line"]`).
@@ -50,10 +50,5 @@ package struct FetchErrors: Sendable {
     ReaderError(
       .canceled, "fetching \(url.absoluteString) was canceled",
       context: ["url": url.absoluteString, "operation": "fetch", "reason": "canceled"])
-  }
-
-  /// `3`, `0.5`: a duration as a plain number of seconds (to the millisecond).
-  static func seconds(_ duration: Duration) -> String {
-    JSONValue.number(duration.inSeconds, decimals: 3).rendered
   }
 }

@@ -87,9 +87,9 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
       if fetch.finished.wait(timeout: min(stallDeadline, totalDeadline)) == .success { break }
       let now = DispatchTime.now()
       if now >= totalDeadline {
-        timeout = (totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
+        timeout = (totalTimeout, "not finished after \(totalTimeout.contextSeconds) s")
       } else if now >= stallDeadline, fetch.state.withLock({ $0.lastActivity == activity }) {
-        timeout = (stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
+        timeout = (stallTimeout, "nothing received for \(stallTimeout.contextSeconds) s")
       } else {
         continue
       }

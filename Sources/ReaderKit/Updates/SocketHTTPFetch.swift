@@ -189,10 +189,10 @@
         while true {
           let now = ContinuousClock.now
           guard now < deadline else {
-            throw errors.timedOut(totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
+            throw errors.timedOut(totalTimeout, "not finished after \(totalTimeout.contextSeconds) s")
           }
           guard now < stallEnds else {
-            throw errors.timedOut(stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
+            throw errors.timedOut(stallTimeout, "nothing received for \(stallTimeout.contextSeconds) s")
           }
           let milliseconds = Int32(clamping: max(1, (min(stallEnds, deadline) - now).milliseconds))
           var descriptors = [
