@@ -385,7 +385,7 @@ package struct BlueZCentralStateMachine {
       forgetDetails(of: serial)
       let error = ReaderError(
         .bluetoothConnectTimedOut, "the reader did not finish connecting in time",
-        context: ["serialNumber": serial, "timeout": "\(configuration.connectTimeout)"])
+        context: ["serialNumber": serial, "timeout": configuration.connectTimeout.contextSeconds])
       return [call(.disconnect(device: path)), .emit(.didFailToConnect(serialNumber: serial, error: error))]
     case .refresh:
       refreshArmed = false

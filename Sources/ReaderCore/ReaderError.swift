@@ -111,7 +111,9 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
   public var code: Code
   /// A sentence for people.
   public var message: String
-  /// Machine-readable details, e.g. `["field": "locationId"]` or `["serialNumber": "CHB20-0001"]`.
+  /// Machine-readable details, e.g. `["field": "locationId"]` or `["serialNumber": "CHB20-0001"]`. A
+  /// duration (`timeout`, `deadline`, `listened`, the `value` of a duration setting) is a plain number
+  /// of seconds: `["timeout": "15"]`, `["value": "0.5"]`.
   public var context: [String: String]
   /// The underlying fault, when one is known: an `errno`, an HTTP status, a D-Bus error name.
   public var cause: ErrorCause?

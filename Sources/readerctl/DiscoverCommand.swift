@@ -89,7 +89,8 @@ enum DiscoverCommand {
     var error = finished.value ?? nil
     if error?.code == .canceled && !Interrupt.requested {
       error = ReaderError(
-        .bluetoothScanTimedOut, "the scan did not end by itself", context: ["timeout": "\(timeout)"])
+        .bluetoothScanTimedOut, "the scan did not end by itself",
+        context: ["timeout": Duration.seconds(timeout).contextSeconds])
     }
     return end(session, found: listener.latest, proximity: false, error: error)
   }
@@ -103,7 +104,7 @@ enum DiscoverCommand {
     if let error = finished.value ?? nil, error.code != .canceled { return error }
     return ReaderError(
       .readerNotFound, "no Chipper 2X was held close to the device within \(timeoutText(timeout))",
-      context: ["timeout": timeoutText(timeout)])
+      context: ["timeout": Duration.seconds(timeout).contextSeconds])
   }
 
   /// Shows how the discovery ended — the table when it was not live, the outcome on stdout, a

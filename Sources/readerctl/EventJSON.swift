@@ -89,30 +89,20 @@ extension ReaderError {
   }
 }
 
-/// The context keys that hold a duration.
-private let durationKeys: Set = ["timeout", "deadline", "stallTimeout", "fetchTimeout"]
+/// The context keys that hold a duration, which every error context holds as a plain number of seconds.
+private let durationKeys: Set = ["timeout", "deadline", "listened", "stallTimeout", "fetchTimeout"]
 
-/// An error's context as a JSON object, keys sorted: a duration (`timeout`, `deadline`) as a number of
-/// seconds, whichever way the library words it (`"10 seconds"`, `"30 s"`, `"3.0"`), everything else as
-/// the string it is.
+/// An error's context as a JSON object, keys sorted: a duration (`timeout`, `deadline`, `listened`) as a
+/// number of seconds, everything else as the string it is.
 func contextJSON(_ context: [String: String]) -> JSONValue {
   .sortedObject(
     Dictionary(
       uniqueKeysWithValues: context.map { key, value in
-        guard durationKeys.contains(key), let seconds = secondsValue(value) else { return (key, .string(value)) }
+        guard durationKeys.contains(key), let seconds = Double(value), seconds.isFinite else {
+          return (key, .string(value))
+        }
         return (key, .number(seconds, decimals: 3))
       }))
-}
-
-/// `10 seconds`, `1 second`, `30 s`, `3.0`: the number of seconds.
-private func secondsValue(_ text: String) -> Double? {
-  var number = Substring(text)
-  for unit in [" seconds", " second", " s"] where number.hasSuffix(unit) {
-    number = number.dropLast(unit.count)
-    break
-  }
-  guard let seconds = Double(number), seconds.isFinite else { return nil }
-  return seconds
 }
 
 extension ReaderSoftwareUpdate {

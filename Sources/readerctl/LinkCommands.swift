@@ -132,7 +132,7 @@ enum LinkCommands {
           .readerNotFound,
           "reader \(serial) not found within \(DiscoverCommand.timeoutText(timeout.inSeconds)); "
             + "nearby: \(nearby.isEmpty ? "none" : nearby)",
-          context: ["serialNumber": serial, "timeout": DiscoverCommand.timeoutText(timeout.inSeconds)]))
+          context: ["serialNumber": serial, "timeout": timeout.contextSeconds]))
     }
 
     say("Connecting \(serial) to location \(location)…")

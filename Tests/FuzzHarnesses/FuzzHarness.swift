@@ -33,6 +33,9 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// A recording of a terminal's transports (`readerctl replay`'s input), line by line, with a
   /// write/read round trip of every line that reads.
   case transportRecord
+  /// `HTTPResponseReader` on a server's whole answer — status line, headers, interim answers, framing,
+  /// chunk sizes and ends, trailers, limits — whole, cut into reads, and a byte at a time.
+  case httpResponse
 
   /// Runs the harness on one input.
   public func run(_ bytes: [UInt8]) {
@@ -46,6 +49,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .smpFrames: Self.smpFrames(bytes)
     case .dbusMessage: Self.dbusMessage(bytes)
     case .transportRecord: Self.transportRecord(bytes)
+    case .httpResponse: Self.httpResponse(bytes)
     }
   }
 
@@ -166,6 +170,44 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       let written = record.line
       guard let again = try? TransportRecord(line: written), again.line == written else {
         fatalError("a transport record does not read back as it was written: \(written)")
+      }
+    }
+  }
+
+  /// The first byte picks the body limit and the second how the rest, a server's answer, is cut into
+  /// reads. The answer read whole, read so cut and read a byte at a time is the same; a body it returns
+  /// is no larger than the limit or the input, and served again with a Content-Length reads back the
+  /// same; a refusal is a catalog error.
+  private static func httpResponse(_ bytes: [UInt8]) {
+    guard bytes.count >= 2 else { return }
+    let limits = [0, 1, 2, 16, 100, 1_000, 4_096, 1 << 20]
+    let limit = limits[Int(bytes[0] % 8)]
+    let answer = Array(bytes.dropFirst(2))
+    let errors = FetchErrors(url: URL(fileURLWithPath: "/fuzz/answer"))
+    func read(_ source: HTTPByteSlices) -> Result<BoundedBody, ReaderError> {
+      var reader = HTTPResponseReader(source: source, errors: errors)
+      return Result { () throws(ReaderError) in try reader.readResponse(limit: limit) }
+    }
+    let whole = read(HTTPByteSlices([answer]))
+    let cut = read(HTTPByteSlices(answer, cutEvery: [1 + Int(bytes[1] % 16), 1 + Int(bytes[1] / 16) * 509]))
+    let single = read(HTTPByteSlices(answer, cutEvery: [1]))
+    guard cut == whole, single == whole else {
+      fatalError("the answer depends on how it is cut: \(whole), \(cut), \(single)")
+    }
+    switch whole {
+    case .success(.complete(let body)):
+      guard body.count <= limit, body.count <= answer.count else {
+        fatalError("a \(body.count)-byte body from \(answer.count) bytes with a limit of \(limit)")
+      }
+      let again = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body)
+      guard read(HTTPByteSlices([again])) == .success(.complete(body)) else {
+        fatalError("a body served again with its length does not read back the same")
+      }
+    case .success(.exceeded(let bound)):
+      guard bound == limit else { fatalError("exceeded \(bound), not the limit \(limit)") }
+    case .failure(let error):
+      guard error.code == .updateCatalogInvalid || error.code == .updateCatalogUnavailable else {
+        fatalError("an answer in memory failed with \(error)")
       }
     }
   }

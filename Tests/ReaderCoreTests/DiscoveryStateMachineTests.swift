@@ -227,7 +227,7 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
       return
     }
     #expect(error.code == .bluetoothScanTimedOut)
-    #expect(error.context["timeout"] == "3 seconds")
+    #expect(error.context["timeout"] == "3")
   }
 
   @Test func aTimeoutTimerWithoutAConfiguredTimeoutIsIgnored() {

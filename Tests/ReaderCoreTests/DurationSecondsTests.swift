@@ -27,4 +27,19 @@ struct DurationSecondsTests {
   func formattedSecondsRoundsToTheMillisecondWithoutTrailingZeros(duration: Duration, text: String) {
     #expect(duration.formattedSeconds == text)
   }
+
+  @Test(arguments: [
+    (Duration.seconds(6), "6"), (Duration.seconds(1), "1"), (Duration.milliseconds(1500), "1.5"),
+    (Duration.seconds(1532.5539999999999), "1532.554"), (Duration.microseconds(400), "0"),
+    (Duration.milliseconds(-2050), "-2.05"), (Duration.seconds(86_400), "86400"),
+  ])
+  func contextSecondsIsAPlainNumberThatReadsBackAsTheDuration(duration: Duration, text: String) {
+    #expect(duration.contextSeconds == text)
+    #expect(Double(duration.contextSeconds) == (duration.inSeconds * 1000).rounded() / 1000)
+  }
+
+  @Test func contextSecondsHoldsDurationsBeyondInt64Seconds() {
+    let huge = Duration.seconds(Int64.max) * 4
+    #expect(Double(huge.contextSeconds).map { $0 > 3e19 } == true, "\(huge.contextSeconds)")
+  }
 }

@@ -65,7 +65,7 @@ private func searching() -> LaunchReconnectStateMachine {
     var machine = searching()
     let error = ReaderError(
       .readerNotFound, "the saved reader was not found before the timeout",
-      context: ["serialNumber": "STRM2-0001", "timeout": "30 seconds"])
+      context: ["serialNumber": "STRM2-0001", "timeout": "30"])
     #expect(machine.timedOut() == [.stopDiscovery(error)])
     #expect(machine.discoveryEnded(error) == [.disarmTimeout, .finish(.failure(error))])
     #expect(machine.discoveryEnded(error) == [])

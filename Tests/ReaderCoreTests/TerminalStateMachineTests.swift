@@ -190,7 +190,7 @@ private func heardReaderConnected() -> Reader {
       return
     }
     #expect(error.code == .readerNotFound)
-    #expect(error.context["listened"] == "6 seconds")
+    #expect(error.context["listened"] == "6")
     #expect(statuses(timeout) == [.notConnected])
   }
 
@@ -389,7 +389,7 @@ private func heardReaderConnected() -> Reader {
     let timeout = h.feed(.timerFired(.launchTimeout))
     let error = ReaderError(
       .readerNotFound, "the saved reader was not found before the timeout",
-      context: ["serialNumber": serial, "timeout": "30 seconds"])
+      context: ["serialNumber": serial, "timeout": "30"])
     #expect(reports(timeout).suffix(2) == [.didFinishDiscovery(error), .didFinishLaunchReconnect(error)])
     #expect(completions(timeout)[1] == .failure(error))
     #expect(timeout.contains(.stopScan))

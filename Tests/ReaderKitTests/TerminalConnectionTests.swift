@@ -121,7 +121,7 @@ import Testing
     #expect(result.count == 0)
     h.clock.advance(by: .milliseconds(1))
     #expect(result.value?.failure?.code == .readerNotFound)
-    #expect(result.value?.failure?.context["listened"] == "6 seconds")
+    #expect(result.value?.failure?.context["listened"] == "6")
     #expect(!h.world.isScanning)
     #expect(h.world.connectRequestCount(Fixture.wisePad) == 0)
     #expect(h.terminal.connectionStatus == .notConnected)

@@ -29,7 +29,7 @@ struct DiscoverCommandTests {
     #expect(result.status == 75)
     #expect(
       result.stderr
-        == "readerctl: discovery failed: bluetoothScanTimedOut: no reader was found before the scan timed out (timeout=5 seconds)\n"
+        == "readerctl: discovery failed: bluetoothScanTimedOut: no reader was found before the scan timed out (timeout=5)\n"
     )
     #expect(!result.stdout.contains("failed"))
   }

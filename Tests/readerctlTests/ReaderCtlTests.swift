@@ -116,8 +116,8 @@ struct ReaderCtlTests {
     #expect(readme.contains("A `+` after a battery level means the reader is charging."))
   }
 
-  /// The library words durations three ways (`"0.5 seconds"` from a machine, `"2 s"` from a command,
-  /// `"1"` from a fetch); the JSON says them one way.
+  /// A duration in an error's context is a number of seconds in the JSON, from a state machine (the
+  /// scan's timeout) as from a command (connect's search).
   @Test func durationsInJSONErrorContextsAreNumbersOfSeconds() throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }

@@ -64,7 +64,7 @@ enum PCSCRadioFailure {
   static func stalled(after limit: Duration) -> NFCRadioFailure {
     .detailed(
       .tagLost, message: "the tag stopped answering (no answer within \(limit.formattedSeconds))", cause: nil,
-      context: ["reason": "tagStoppedAnswering", "timeout": limit.formattedSeconds])
+      context: ["reason": "tagStoppedAnswering", "timeout": limit.contextSeconds])
   }
 
   /// Another program held the tag in `reader` past the system's limit.

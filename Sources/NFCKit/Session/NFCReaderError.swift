@@ -106,7 +106,8 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
   public var code: Code
   /// A sentence for people.
   public var message: String
-  /// Machine-readable details, e.g. `["reason": "malformedMessage", "offset": "2"]`.
+  /// Machine-readable details, e.g. `["reason": "malformedMessage", "offset": "2"]`. A duration
+  /// (`timeout`) is a plain number of seconds: `["timeout": "0.5"]`.
   public var context: [String: String]
   /// Why a message on the tag could not be decoded, with the byte offset of the problem.
   public var ndefError: NDEFError?

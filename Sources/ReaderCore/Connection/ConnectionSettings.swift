@@ -42,12 +42,12 @@ package struct ConnectionSettings: Equatable, Sendable {
     if let broken = policyRules.first(where: { !$0.valid }) {
       throw ReaderError(
         .invalidConfiguration, "the reconnect policy's \(broken.name) \(broken.rule)",
-        context: ["field": "reconnectPolicy.\(broken.name)", "value": broken.value.formattedSeconds])
+        context: ["field": "reconnectPolicy.\(broken.name)", "value": broken.value.contextSeconds])
     }
     guard connectTimeout > .zero else {
       throw ReaderError(
         .invalidConfiguration, "the connect timeout must be positive",
-        context: ["field": "connectTimeout", "value": connectTimeout.formattedSeconds])
+        context: ["field": "connectTimeout", "value": connectTimeout.contextSeconds])
     }
     self.locationId = locationId
     self.autoReconnect = autoReconnect

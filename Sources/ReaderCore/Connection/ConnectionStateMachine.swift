@@ -487,7 +487,7 @@ package struct ConnectionStateMachine {
         .connectFailed(
           ReaderError(
             .readerNotFound, "the reader is no longer advertising; discover it again",
-            context: ["serialNumber": reader.serialNumber, "listened": listenWindow.formattedSeconds])),
+            context: ["serialNumber": reader.serialNumber, "listened": listenWindow.contextSeconds])),
       ]
     case (.connect, .connecting(let reader, _)):
       state = .idle
@@ -496,7 +496,7 @@ package struct ConnectionStateMachine {
         .connectFailed(
           ReaderError(
             .bluetoothConnectTimedOut, "the reader did not answer in time",
-            context: ["serialNumber": reader.serialNumber, "timeout": connectTimeout.formattedSeconds])),
+            context: ["serialNumber": reader.serialNumber, "timeout": connectTimeout.contextSeconds])),
       ]
     case (.reconnectAttempt, .reconnecting(let reconnection)) where reconnection.phase == .attempting:
       return [.abandonLink(serialNumber: reconnection.reader.serialNumber)]
@@ -513,7 +513,7 @@ package struct ConnectionStateMachine {
         .rebootAnswered(
           ReaderError(
             .rebootFailed, "the reader did not answer the reboot request",
-            context: ["serialNumber": reader.serialNumber, "timeout": Self.replyTimeout.formattedSeconds]))
+            context: ["serialNumber": reader.serialNumber, "timeout": Self.replyTimeout.contextSeconds]))
       ]
     case (.rebootDrop, .rebootAccepted(let reader)):
       // Accepted but never went down: treat it as connected again, so commands work on it.
@@ -524,7 +524,7 @@ package struct ConnectionStateMachine {
         .bluetoothConnectTimedOut, "the reader could not be reconnected before the deadline",
         context: [
           "serialNumber": reconnection.reader.serialNumber, "attempts": "\(reconnection.attempt)",
-          "deadline": policy.deadline.formattedSeconds,
+          "deadline": policy.deadline.contextSeconds,
         ])
       return giveUp(reconnection, error)
     case (_, .idle), (_, .locating), (_, .connecting), (_, .preparing), (_, .connected), (_, .disconnecting),

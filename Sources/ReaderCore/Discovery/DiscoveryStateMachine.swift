@@ -169,7 +169,7 @@ package struct DiscoveryStateMachine {
         ? nil
         : ReaderError(
           .bluetoothScanTimedOut, "no reader was found before the scan timed out",
-          context: ["timeout": timeout.formattedSeconds])
+          context: ["timeout": timeout.contextSeconds])
       return finalReport + stop(error)
     }
   }

@@ -100,7 +100,7 @@ package struct LaunchReconnectStateMachine {
       .stopDiscovery(
         ReaderError(
           .readerNotFound, "the saved reader was not found before the timeout",
-          context: ["serialNumber": saved.serialNumber, "timeout": timeout.formattedSeconds]))
+          context: ["serialNumber": saved.serialNumber, "timeout": timeout.contextSeconds]))
     ]
   }
 

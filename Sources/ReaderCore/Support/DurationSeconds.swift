@@ -12,10 +12,19 @@ extension Duration {
 }
 
 extension Duration {
-  /// The duration as seconds for error contexts and messages, to the millisecond without trailing
-  /// zeros: "6 seconds", "1532.554 seconds" — never a binary-float tail like "1532.5539999999999".
+  /// The duration as every error context holds one: a plain number of seconds, to the millisecond
+  /// without trailing zeros — "6", "0.5", "1532.554", never a unit and never a binary-float tail like
+  /// "1532.5539999999999" — so that a program reads it as a number whichever error it is in.
+  package var contextSeconds: String {
+    // Divided rather than taken apart: `components` traps beyond Int64.max seconds, which a setting
+    // being refused may hold.
+    JSONValue.number(self / .seconds(1), decimals: 3).rendered
+  }
+
+  /// The duration as seconds for messages, to the millisecond without trailing zeros: "6 seconds",
+  /// "1 second", "1532.554 seconds".
   package var formattedSeconds: String {
-    let text = JSONValue.number(inSeconds, decimals: 3).rendered
+    let text = contextSeconds
     return text + (text == "1" || text == "-1" ? " second" : " seconds")
   }
 }

@@ -53,7 +53,7 @@ public struct BluetoothScanDiscoveryConfiguration: DiscoveryConfiguration, Hasha
         throw ReaderError(
           .invalidConfiguration, "the scan timeout must be between 0 and 86400 seconds",
           context: [
-            "field": "timeout", "value": JSONValue.number(timeLimit / .seconds(1), decimals: 3).rendered + " seconds",
+            "field": "timeout", "value": timeLimit.contextSeconds,
           ])
       }
       return BluetoothScanDiscoveryConfiguration(timeLimit: timeLimit == .zero ? nil : timeLimit, simulated: simulated)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a bounded read of a file or an HTTP body produced.
-enum BoundedBody: Sendable, Equatable {
+package enum BoundedBody: Sendable, Equatable {
   /// All the bytes, no more than the bound.
   case complete(Data)
   /// More than `limit` bytes: reading stopped there and the bytes were dropped.

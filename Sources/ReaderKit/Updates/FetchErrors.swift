@@ -3,8 +3,14 @@ import ReaderCore
 
 /// The errors of one fetch of `url`, worded alike whichever transport fetched it. Every error has
 /// `context["url"]` and `context["reason"]`; durations in the context are plain numbers of seconds.
-struct FetchErrors: Sendable {
-  let url: URL
+package struct FetchErrors: Sendable {
+  /// What was fetched.
+  package let url: URL
+
+  /// The errors of a fetch of `url`.
+  package init(url: URL) {
+    self.url = url
+  }
 
   /// `updateCatalogUnavailable`: the fetch could not be made or went wrong on the way.
   func unavailable(_ reason: String, errno code: Int32? = nil) -> ReaderError {
@@ -15,11 +21,20 @@ struct FetchErrors: Sendable {
       cause: code.map(ErrorCause.errno))
   }
 
+  /// `updateCatalogUnavailable`: the server answered with `status`, outside 2xx (`context["status"]`,
+  /// an `.httpStatus` cause).
+  func status(_ status: Int) -> ReaderError {
+    ReaderError(
+      .updateCatalogUnavailable, "\(url.absoluteString) answered with HTTP status \(status)",
+      context: ["url": url.absoluteString, "status": "\(status)", "reason": "HTTP status \(status)"],
+      cause: .httpStatus(status))
+  }
+
   /// `updateCatalogTimedOut`: `timeout` ran out (`context["timeout"]`, in seconds).
   func timedOut(_ timeout: Duration, _ reason: String) -> ReaderError {
     ReaderError(
       .updateCatalogTimedOut, "\(url.absoluteString) did not answer in time: \(reason)",
-      context: ["url": url.absoluteString, "timeout": Self.seconds(timeout), "reason": reason])
+      context: ["url": url.absoluteString, "timeout": timeout.contextSeconds, "reason": reason])
   }
 
   /// `updateCatalogInvalid`: the server's answer breaks the HTTP syntax (`context["line"]`).
@@ -35,10 +50,5 @@ struct FetchErrors: Sendable {
     ReaderError(
       .canceled, "fetching \(url.absoluteString) was canceled",
       context: ["url": url.absoluteString, "operation": "fetch", "reason": "canceled"])
-  }
-
-  /// `3`, `0.5`: a duration as a plain number of seconds (to the millisecond).
-  static func seconds(_ duration: Duration) -> String {
-    JSONValue.number(duration.inSeconds, decimals: 3).rendered
   }
 }

@@ -87,9 +87,9 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
       if fetch.finished.wait(timeout: min(stallDeadline, totalDeadline)) == .success { break }
       let now = DispatchTime.now()
       if now >= totalDeadline {
-        timeout = (totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
+        timeout = (totalTimeout, "not finished after \(totalTimeout.contextSeconds) s")
       } else if now >= stallDeadline, fetch.state.withLock({ $0.lastActivity == activity }) {
-        timeout = (stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
+        timeout = (stallTimeout, "nothing received for \(stallTimeout.contextSeconds) s")
       } else {
         continue
       }
@@ -118,15 +118,11 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
     throws(ReaderError) -> BoundedBody
   {
     let outcome = state.withLock { $0.outcome } ?? .failed(URLError(.unknown))
-    let address = url.absoluteString
     switch outcome {
     case .body(let body):
       return body
     case .status(let status):
-      throw ReaderError(
-        .updateCatalogUnavailable, "\(address) answered with HTTP status \(status)",
-        context: ["url": address, "status": "\(status)", "reason": "HTTP status \(status)"],
-        cause: .httpStatus(status))
+      throw errors.status(status)
     case .canceled:
       throw errors.canceled()
     case .failed(let error) where error.code == .timedOut:

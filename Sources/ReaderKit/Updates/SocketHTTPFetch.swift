@@ -10,22 +10,15 @@
   /// cancel took effect).
   ///
   /// Every wait is a `poll(2)` on the socket and on a wake-up pipe the cancellation writes to, bounded
-  /// by `stallTimeout` (no byte for that long) and by what is left of `totalTimeout`; at most `limit`
-  /// body bytes are kept, and reading stops at the first byte beyond them. Content-Length, chunked and
-  /// close-delimited bodies are read, and the answer is parsed strictly (`HTTPResponseHead`,
-  /// `HTTPChunkSyntax`): a line that breaks the syntax — a junk status line, a signed or oversized
-  /// chunk size, a trailer that is not a field — is `updateCatalogInvalid` naming the line, never a
-  /// crash. Redirects are not followed (a 3xx answer is an HTTP error status). Host names are
+  /// by `stallTimeout` (no byte for that long) and by what is left of `totalTimeout`. The answer is read
+  /// by an `HTTPResponseReader` with the socket as its source: at most `limit` body bytes are kept, and
+  /// reading stops at the first byte beyond them; Content-Length, chunked and close-delimited bodies are
+  /// read, and the answer is parsed strictly (`HTTPResponseHead`, `HTTPChunkSyntax`): a line that breaks
+  /// the syntax — a junk status line, a signed or oversized chunk size, a trailer that is not a field —
+  /// is `updateCatalogInvalid` naming the line, never a crash. Redirects are not followed (a 3xx answer is an HTTP error status). Host names are
   /// resolved with `getaddrinfo`, whose wait is bounded by the system resolver's own timeouts (the
   /// cancellation is checked before and after it).
   enum SocketHTTPFetch {
-    /// The most header bytes accepted (the head, and the trailer section of a chunked body).
-    static let maximumHeaderSize = 64 * 1024
-    /// The longest chunk-size line accepted.
-    static let maximumChunkLineSize = 1024
-    /// The most interim (1xx) answers skipped before the final one.
-    static let maximumInterimAnswers = 8
-
     /// Fetches `url` (`http:`) and returns its body, or `.exceeded` when it has more than `limit` bytes.
     /// - Throws: `updateCatalogUnavailable` (a refused or failed connection, a status outside 2xx with
     ///   `context["status"]` and an `.httpStatus` cause, a connection closed early),
@@ -41,35 +34,17 @@
         throw errors.unavailable("cannot open a pipe: \(String(cString: strerror(errno)))", errno: errno)
       }
       defer { wake.close() }
-      var connection = try Connection(
+      let connection = try Connection(
         url: url, errors: errors, wake: wake.readEnd, cancellation: cancellation, stallTimeout: stallTimeout,
         totalTimeout: totalTimeout)
       defer { connection.close() }
       try connection.sendRequest()
-      let head = try connection.readFinalHead()
-      guard (200..<300).contains(head.status) else {
-        throw ReaderError(
-          .updateCatalogUnavailable, "\(url.absoluteString) answered with HTTP status \(head.status)",
-          context: ["url": url.absoluteString, "status": "\(head.status)", "reason": "HTTP status \(head.status)"],
-          cause: .httpStatus(head.status))
-      }
-      let framing: HTTPResponseHead.Framing
-      do throws(HTTPMalformedResponse) {
-        framing = head.status == 204 ? .length(0) : try head.framing()
-      } catch {
-        throw errors.malformed(error)
-      }
-      switch framing {
-      case .chunked: return try connection.readChunkedBody(limit: limit)
-      case .length(let length):
-        guard length <= limit else { return .exceeded(limit: limit) }
-        return .complete(try connection.readExactly(length))
-      case .untilClose: return try connection.readToEnd(limit: limit)
-      }
+      var reader = HTTPResponseReader(source: connection, errors: errors)
+      return try reader.readResponse(limit: limit)
     }
 
-    /// A connected socket with a read buffer and the fetch's deadlines.
-    private struct Connection {
+    /// A connected socket and the fetch's deadlines: the source of an `HTTPResponseReader`.
+    private struct Connection: HTTPByteSource {
       let url: URL
       let errors: FetchErrors
       let wake: Int32
@@ -78,9 +53,6 @@
       let totalTimeout: Duration
       let deadline: ContinuousClock.Instant
       private var fd: Int32 = -1
-      /// Bytes read but not consumed yet: `buffer[start...]`.
-      private var buffer: [UInt8] = []
-      private var start = 0
 
       init(
         url: URL, errors: FetchErrors, wake: Int32, cancellation: CatalogCancellation, stallTimeout: Duration,
@@ -96,9 +68,9 @@
         fd = try connect()
       }
 
-      mutating func close() {
+      /// Closes the socket (called once, when the fetch is over).
+      func close() {
         if fd >= 0 { _ = Glibc.close(fd) }
-        fd = -1
       }
 
       // MARK: Connecting and sending
@@ -194,20 +166,11 @@
 
       // MARK: Reading
 
-      /// Reads more bytes into the buffer; `false` at the end of the stream.
-      private mutating func fill() throws(ReaderError) -> Bool {
-        if start > 0, start == buffer.count {
-          buffer.removeAll(keepingCapacity: true)
-          start = 0
-        }
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+      /// Receives what the server sent next, waiting for it as `wait(_:for:)` does.
+      func read(into buffer: UnsafeMutableRawBufferPointer) throws(ReaderError) -> Int {
         while true {
-          let result = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-          if result > 0 {
-            buffer.append(contentsOf: chunk[..<result])
-            return true
-          }
-          if result == 0 { return false }
+          let result = recv(fd, buffer.baseAddress, buffer.count, 0)
+          if result >= 0 { return result }
           switch errno {
           case EINTR: continue
           case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLIN))
@@ -215,134 +178,6 @@
             throw errors.unavailable("the connection failed: \(String(cString: strerror(errno)))", errno: errno)
           }
         }
-      }
-
-      private var available: Int { buffer.count - start }
-
-      /// The next `count` bytes, consumed; `count` is at most `available`.
-      private mutating func take(_ count: Int) -> ArraySlice<UInt8> {
-        let count = min(max(0, count), available)
-        defer { start += count }
-        return buffer[start..<start + count]
-      }
-
-      /// The head of the final answer, skipping interim (1xx) ones.
-      mutating func readFinalHead() throws(ReaderError) -> HTTPResponseHead {
-        for _ in 0...SocketHTTPFetch.maximumInterimAnswers {
-          let head = try readHead()
-          if !(100..<200).contains(head.status) || head.status == 101 { return head }
-        }
-        throw errors.malformed(
-          HTTPMalformedResponse(
-            "more than \(SocketHTTPFetch.maximumInterimAnswers) interim answers", line: Array("HTTP/1.1 1xx".utf8)))
-      }
-
-      private mutating func readHead() throws(ReaderError) -> HTTPResponseHead {
-        // How far past `start` the search has looked already (`fill` may move what `start` points to).
-        var searched = 0
-        while true {
-          if let end = Self.find([13, 10, 13, 10], in: buffer, from: start + searched) {
-            let head = take(end - start)
-            _ = take(4)
-            do throws(HTTPMalformedResponse) {
-              return try HTTPResponseHead.parse(head)
-            } catch {
-              throw errors.malformed(error)
-            }
-          }
-          searched = max(0, available - 3)
-          guard available <= SocketHTTPFetch.maximumHeaderSize else {
-            throw errors.malformed(
-              HTTPMalformedResponse(
-                "the answer's head is larger than \(SocketHTTPFetch.maximumHeaderSize) bytes",
-                line: buffer[start...].prefix(HTTPMalformedResponse.maximumShownLength)))
-          }
-          guard try fill() else {
-            if available == 0 { throw errors.unavailable("the connection closed before an answer") }
-            throw errors.malformed(
-              HTTPMalformedResponse("the connection closed inside the answer's head", line: buffer[start...]))
-          }
-        }
-      }
-
-      mutating func readExactly(_ count: Int) throws(ReaderError) -> Data {
-        while available < count {
-          guard try fill() else { throw errors.unavailable("the connection closed before the body was complete") }
-        }
-        return Data(take(count))
-      }
-
-      mutating func readToEnd(limit: Int) throws(ReaderError) -> BoundedBody {
-        while true {
-          if available > limit { return .exceeded(limit: limit) }
-          guard try fill() else { return .complete(Data(take(available))) }
-        }
-      }
-
-      mutating func readChunkedBody(limit: Int) throws(ReaderError) -> BoundedBody {
-        var body = Data()
-        while true {
-          let line = try readLine(maximum: SocketHTTPFetch.maximumChunkLineSize, what: "a chunk-size line")
-          let size: Int
-          do throws(HTTPMalformedResponse) {
-            size = try HTTPChunkSyntax.size(of: line)
-          } catch {
-            throw errors.malformed(error)
-          }
-          if size == 0 { break }
-          guard size <= limit - body.count else { return .exceeded(limit: limit) }
-          body.append(try readExactly(size))
-          let end = try readLine(maximum: SocketHTTPFetch.maximumChunkLineSize, what: "a chunk's end")
-          guard end.isEmpty else {
-            throw errors.malformed(HTTPMalformedResponse("a chunk is longer than its size says", line: end))
-          }
-        }
-        // The trailer section: header fields, then an empty line.
-        var trailerBytes = 0
-        while true {
-          let line = try readLine(maximum: SocketHTTPFetch.maximumHeaderSize, what: "a trailer line")
-          if line.isEmpty { return .complete(body) }
-          trailerBytes += line.count + 2
-          do throws(HTTPMalformedResponse) {
-            guard trailerBytes <= SocketHTTPFetch.maximumHeaderSize else {
-              throw HTTPMalformedResponse(
-                "the trailer section is larger than \(SocketHTTPFetch.maximumHeaderSize) bytes", line: line)
-            }
-            try HTTPChunkSyntax.checkTrailer(line)
-          } catch {
-            throw errors.malformed(error)
-          }
-        }
-      }
-
-      /// One CRLF-terminated line of at most `maximum` bytes, without its CRLF.
-      private mutating func readLine(maximum: Int, what: String) throws(ReaderError) -> [UInt8] {
-        var searched = 0
-        while true {
-          if let end = Self.find([13, 10], in: buffer, from: start + searched) {
-            let line = Array(take(end - start))
-            _ = take(2)
-            return line
-          }
-          searched = max(0, available - 1)
-          guard available <= maximum else {
-            throw errors.malformed(
-              HTTPMalformedResponse(
-                "\(what) is longer than \(maximum) bytes",
-                line: buffer[start...].prefix(HTTPMalformedResponse.maximumShownLength)))
-          }
-          guard try fill() else { throw errors.unavailable("the connection closed before the body was complete") }
-        }
-      }
-
-      /// The index in `bytes` where `pattern` starts, searching from `from`.
-      private static func find(_ pattern: [UInt8], in bytes: [UInt8], from: Int) -> Int? {
-        var index = max(0, from)
-        while index + pattern.count <= bytes.count {
-          if bytes[index] == pattern[0], bytes[index..<index + pattern.count].elementsEqual(pattern) { return index }
-          index += 1
-        }
-        return nil
       }
 
       // MARK: Waiting
@@ -354,10 +189,10 @@
         while true {
           let now = ContinuousClock.now
           guard now < deadline else {
-            throw errors.timedOut(totalTimeout, "not finished after \(FetchErrors.seconds(totalTimeout)) s")
+            throw errors.timedOut(totalTimeout, "not finished after \(totalTimeout.contextSeconds) s")
           }
           guard now < stallEnds else {
-            throw errors.timedOut(stallTimeout, "nothing received for \(FetchErrors.seconds(stallTimeout)) s")
+            throw errors.timedOut(stallTimeout, "nothing received for \(stallTimeout.contextSeconds) s")
           }
           let milliseconds = Int32(clamping: max(1, (min(stallEnds, deadline) - now).milliseconds))
           var descriptors = [
