@@ -90,8 +90,10 @@ struct BlueZUpdatePeerTests {
   @Test func cancellingTheRequiredUpdateStopsTheUploadAndTheReaderKeepsItsVersion() async throws {
     let (run, device) = try Self.start(requiredIn: -60)
     defer { run.stop() }
-    // Slow answers, so the upload is still going when the cancel comes, however busy the machine.
+    // Slow answers, and past 20 % a second per chunk, so the upload is still going when the cancel
+    // comes, however busy the machine.
     try run.peer.smpFault(device, "answer_delay", .double(0.05))
+    try run.peer.smpFault(device, "slow_after_fraction", .double(0.2))
     let outcome = try await run.startConnect(Self.serial)
     try await run.wait(for: "progress past 10 %") { event in
       if case .didReportReaderSoftwareUpdateProgress(_, let value) = event { value >= 0.1 } else { false }

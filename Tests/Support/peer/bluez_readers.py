@@ -21,7 +21,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   DiscoveryFilter(adapter) -> a{sv}           the filter the client set
   Calls(path) -> as                           Device1/Adapter1 method names called on path, in order
   SetSMPFault(path, name, value)              a fault of the reader's SMP device (smp_device.py):
-      drop_at_fraction (d), answer_delay (d, seconds), wrong_sequence_count (u), fail_confirm (b),
+      drop_at_fraction (d), answer_delay (d, seconds), slow_after_fraction (d: past it, answers wait
+      1 s), wrong_sequence_count (u), fail_confirm (b),
       boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
       boot_ms (u: how long a reset keeps the reader away)
   SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
@@ -435,8 +436,12 @@ def WriteValue(char, value, options):
             later(device + ':reset', 20, lambda: reset(device))
         elif action == 'drop':
             end_link(device, 'org.bluez.Reason.Timeout')
-    if smp.answer_delay > 0:
-        later(device + ':smp', int(smp.answer_delay * 1000), deliver)
+    delay = smp.answer_delay
+    fraction = smp.upload_fraction()
+    if smp.slow_after_fraction is not None and fraction is not None and fraction >= smp.slow_after_fraction:
+        delay = max(delay, 1.0)
+    if delay > 0:
+        later(device + ':smp', int(delay * 1000), deliver)
     else:
         deliver()
 
@@ -477,7 +482,7 @@ def SetSMPFault(_self, path, name, value):
     elif name == 'refuse':
         group, command, rc = (int(x) for x in value)
         smp.refusals[(group, command)] = rc
-    elif name in ('drop_at_fraction', 'answer_delay'):
+    elif name in ('drop_at_fraction', 'answer_delay', 'slow_after_fraction'):
         setattr(smp, name, float(value))
     elif name == 'wrong_sequence_count':
         smp.wrong_sequence_count = int(value)

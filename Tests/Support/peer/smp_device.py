@@ -17,7 +17,8 @@ keeps everything in memory and does no I/O: a peer (the D-Bus GATT server of the
     device.link_closed()                      # when the link goes down for any reason
 
 Faults (attributes, set by the peer): drop_at_fraction, refusals {(group, command): rc},
-answer_delay (seconds, the peer waits that long before emitting), wrong_sequence_count,
+answer_delay (seconds, the peer waits that long before emitting), slow_after_fraction (once the
+upload has reached it, each answer waits a second), wrong_sequence_count,
 malformed_answer (group, command), fail_confirm, boots_old_image.
 
 Its CBOR is smp_cbor.py, beside it. `python3 smp_device.py --self-test` checks both; `python3 smp_device.py --stdio` serves it over
@@ -111,6 +112,7 @@ class SMPDevice:
         self.drop_at_fraction = None
         self.refusals = {}
         self.answer_delay = 0.0
+        self.slow_after_fraction = None
         self.wrong_sequence_count = 0
         self.malformed_answer = None
         self.fail_confirm = False
@@ -286,6 +288,17 @@ class SMPDevice:
         self.secondary = {"hash": info[0], "version": info[1], "pending": False}
         match = upload["sha"] is None or hashlib.sha256(upload["data"]).digest() == upload["sha"]
         return {"off": reached, "match": match}
+
+
+def _upload_fraction(device):
+    """How far the upload in progress has come (0 to 1), or None without one."""
+    upload = device._upload
+    if upload is None or not upload["length"]:
+        return None
+    return len(upload["data"]) / upload["length"]
+
+
+SMPDevice.upload_fraction = _upload_fraction
 
 
 # --- A default device, as the task's peer interface -------------------------------------------------
