@@ -74,19 +74,42 @@ struct BlueZPeerTests {
     #expect(try peer.calls(device) == ["Connect", "Disconnect"])
   }
 
-  @Test func aFailedConnectCarriesTheDBusErrorAsItsCause() async throws {
+  /// `Device1.Connect` failing: each D-Bus error reaches the app as a `ReaderError` whose cause is the
+  /// D-Bus error's name (`AlreadyConnected` is no failure: see the launch reconnect with the link left up).
+  @Test(arguments: [
+    ("org.bluez.Error.Failed", ReaderError.Code.connectionFailed, "org.bluez.Error.Failed"),
+    ("org.bluez.Error.InProgress", .connectionFailed, "org.bluez.Error.InProgress"),
+    ("org.bluez.Error.NotReady", .bluetoothDisabled, "org.bluez.Error.NotReady"),
+    ("no-reply:1200", .bluetoothConnectTimedOut, DBusError.noReply),
+  ])
+  func aFailedConnectCarriesTheDBusErrorAsItsCause(_ failure: String, _ code: ReaderError.Code, _ name: String)
+    async throws
+  {
     let peer = try BlueZPeer.start()
-    let run = try TerminalRun(peer: peer)
+    var configuration = TerminalRun.configuration
+    configuration.callTimeout = .milliseconds(500)
+    let run = try TerminalRun(peer: peer, configuration: configuration)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
-    try peer.call("FailNextConnect", [.objectPath(device), .string("org.bluez.Error.Failed")])
+    try peer.call("FailNextConnect", [.objectPath(device), .string(failure)])
     let reader = try #require(try await run.discover(["STRM2-0001"]).first)
-    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
-    run.terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
+    let configured = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
+    let outcome = Recorder<Result<Reader, ReaderError>>()
+    run.terminal.connectReader(reader, connectionConfig: configured) { outcome.append($0) }
     let failed = try await run.wait(for: "didFailToConnect") { if case .didFailToConnect = $0 { true } else { false } }
     guard case .didFailToConnect(_, let error) = failed else { return }
-    #expect(error.code == .connectionFailed)
-    #expect(error.cause == .dbus(name: "org.bluez.Error.Failed", message: "Connection attempt failed"))
+    #expect(error.code == code)
+    guard case .dbus(let causeName, _)? = error.cause else {
+      Issue.record("no D-Bus cause: \(error)")
+      return
+    }
+    #expect(causeName == name)
+    guard case .failure(let completed) = try await run.outcome(of: outcome) else {
+      Issue.record("the connect succeeded")
+      return
+    }
+    #expect(completed.code == code)
+    #expect(run.terminal.connectionStatus == .notConnected)
   }
 
   @Test(arguments: [
@@ -265,6 +288,20 @@ struct BlueZPeerTests {
     #expect(run.terminal.connectedReader?.serialNumber == "STRM2-0001")
     #expect(!run.events[mark...].contains { if case .didDisconnect = $0 { true } else { false } })
     #expect(try peer.calls(device) == ["Connect", "Connect"])
+  }
+
+  /// A terminal created right after `open` reads the radio's state from `isPoweredOn`: it must be known
+  /// by then, or a terminal would take a powered adapter for an off one.
+  @Test func openReturnsWithTheRadioStateKnown() async throws {
+    let peer = try BlueZPeer.start()
+    defer { peer.stop() }
+    for _ in 0..<5 {
+      let central = try BlueZCentral.open(
+        configuration: TerminalRun.configuration, scheduler: LiveScheduler(), environment: peer.environment,
+        sha256: { SHA256Checksum.compute($0) })
+      #expect(central.isPoweredOn)
+      central.close()
+    }
   }
 
   @Test func openingSaysWhichPartIsMissing() async throws {

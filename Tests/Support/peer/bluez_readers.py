@@ -16,13 +16,15 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   RemoveReader(path)                          InterfacesRemoved, as BlueZ's purge of a lost device
   DropLink(path, reason)                      Disconnected(reason) then Connected=false
   SetBattery(path, level)                     Battery Level notification when notifying
-  FailNextConnect(path, error_name)           the next Connect() raises error_name
+  FailNextConnect(path, error_name)           the next Connect() raises error_name; 'no-reply:MS' blocks
+      MS milliseconds (bluetoothd stuck) before it fails, so the client's call times out first
   SetConnectMode(path, mode)                  'normal', or 'never-resolve' (ServicesResolved stays false)
   DiscoveryFilter(adapter) -> a{sv}           the filter the client set
   Calls(path) -> as                           Device1/Adapter1 method names called on path, in order
   SetSMPFault(path, name, value)              a fault of the reader's SMP device (smp_device.py):
       drop_at_fraction (d), answer_delay (d, seconds), slow_after_fraction (d: past it, answers wait
-      1 s), wrong_sequence_count (u), fail_confirm (b),
+      1 s), wrong_sequence_count (u), wrong_sequence_after_fraction (d: the answer to the first chunk
+      sent once the upload reached it carries another sequence number), fail_confirm (b),
       boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
       boot_ms (u: how long a reset keeps the reader away)
   SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
@@ -40,6 +42,7 @@ ServicesResolved and the link's end, as for an unbonded LE device.
 
 import os
 import sys
+import time
 
 import dbus
 
@@ -199,6 +202,10 @@ def Connect(device):
     log_call(path, 'Connect')
     state = STATE[path]
     failure = state.pop('fail_next', None)
+    if failure and failure.startswith('no-reply:'):
+        # bluetoothd stuck: the reply comes only after the client stopped waiting for it.
+        time.sleep(int(failure.split(':', 1)[1]) / 1000)
+        raise dbus.exceptions.DBusException('Connection attempt failed', name='org.bluez.Error.Failed')
     if failure:
         raise dbus.exceptions.DBusException('Connection attempt failed', name=failure)
     if not adapter_of(path).props[ADAPTER_IFACE]['Powered']:
@@ -424,6 +431,10 @@ def WriteValue(char, value, options):
     smp = state.get('smp_device')
     if smp is None:
         return
+    reached = smp.upload_fraction()
+    if state.get('wrong_sequence_after') is not None and reached is not None and reached >= state['wrong_sequence_after']:
+        state['wrong_sequence_after'] = None
+        smp.wrong_sequence_count += 1
     answers = smp.handle(bytes(value))
     action = smp.take_link_action()
     path = char.path
@@ -486,6 +497,8 @@ def SetSMPFault(_self, path, name, value):
         setattr(smp, name, float(value))
     elif name == 'wrong_sequence_count':
         smp.wrong_sequence_count = int(value)
+    elif name == 'wrong_sequence_after_fraction':
+        state['wrong_sequence_after'] = float(value)
     elif name in ('fail_confirm', 'boots_old_image'):
         setattr(smp, name, bool(value))
     else:
