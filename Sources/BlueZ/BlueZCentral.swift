@@ -54,7 +54,8 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
   ///   - sha256: computes SHA-256 digests, for the images of software updates (pass
   ///     `SHA256Checksum.compute` from ReaderKit).
   /// - Throws: `bluetoothUnsupported`, with `context["missing"]` set to `bus` (no system bus answers),
-  ///   `bluetoothd` (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
+  ///   `permission` (the bus's policy denies this process the calls to `org.bluez`), `bluetoothd`
+  ///   (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
   public static func open(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
     environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1),
@@ -63,7 +64,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     var session: BlueZBus.Session
     do { session = try BlueZBus.open(environment: environment, timeout: timeout) } catch {
       var error = error
-      error.context["missing"] = "bus"
+      if error.context["missing"] == nil { error.context["missing"] = "bus" }
       throw error
     }
     guard let objects = session.objects else {

@@ -326,4 +326,20 @@ struct BlueZPeerTests {
     #expect(noBluetoothd.context["missing"] == "bluetoothd")
     #expect(ContinuousClock.now - started < .seconds(1))
   }
+
+  @Test func aBusThatDeniesThisProcessBluetoothdSaysSoWithTheDBusError() async throws {
+    let peer = try BlueZPeer.start(deniedInterface: "org.freedesktop.DBus.ObjectManager")
+    defer { peer.stop() }
+    let denied = try #require(throws: ReaderError.self) {
+      try BlueZCentral.open(
+        scheduler: LiveScheduler(), environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
+    }
+    #expect(denied.code == .bluetoothUnsupported && denied.context["missing"] == "permission")
+    guard case .dbus(let name, _)? = denied.cause else {
+      Issue.record("no D-Bus cause: \(denied)")
+      return
+    }
+    #expect(name == DBusError.accessDenied)
+    #expect(denied.message.contains("bluetooth group"))
+  }
 }

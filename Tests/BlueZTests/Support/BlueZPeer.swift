@@ -54,12 +54,14 @@ final class BlueZPeer: Sendable {
   /// The environment a central under test uses.
   var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
-  /// Starts a bus and the peer; an adapter `hci0` (powered) is added unless `adapter` is false.
-  static func start(adapter: Bool = true) throws -> BlueZPeer {
+  /// Starts a bus and the peer; an adapter `hci0` (powered) is added unless `adapter` is false. With
+  /// `deniedInterface`, the bus's policy refuses every call to `org.bluez` on that interface (as a
+  /// system bus refuses a user its policy does not name).
+  static func start(adapter: Bool = true, deniedInterface: String? = nil) throws -> BlueZPeer {
     guard available else {
       throw Failure(description: "READERKIT_CI=1 needs dbus-daemon and python3-dbusmock for the BlueZ peer tests")
     }
-    let peer = try BlueZPeer()
+    let peer = try BlueZPeer(deniedInterface: deniedInterface)
     do {
       try peer.startBluetoothd()
       if adapter { _ = try peer.call("AddAdapter", [.string("hci0"), .boolean(true)]) }
@@ -70,9 +72,29 @@ final class BlueZPeer: Sendable {
     return peer
   }
 
-  private init() throws {
+  private init(deniedInterface: String?) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-bluez-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if let deniedInterface {
+      let policy = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=/tmp</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+          <policy context="mandatory">
+            <deny send_destination="org.bluez" send_interface="\(deniedInterface)"/>
+          </policy>
+        </busconfig>
+        """
+      try Data(policy.utf8).write(to: directory.appendingPathComponent("bus.conf"))
+    }
     address = "unix:path=" + directory.appendingPathComponent("bus").path
     daemonProcess = Mutex(nil)
     control = Mutex(nil)
@@ -89,7 +111,10 @@ final class BlueZPeer: Sendable {
     try? FileManager.default.removeItem(at: directory.appendingPathComponent("bus"))
     let daemon = Process()
     daemon.executableURL = URL(fileURLWithPath: Self.daemon)
-    daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
+    let config = directory.appendingPathComponent("bus.conf")
+    let configuration =
+      FileManager.default.fileExists(atPath: config.path) ? "--config-file=\(config.path)" : "--session"
+    daemon.arguments = [configuration, "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
     let printed = Pipe()
     daemon.standardOutput = printed
     daemon.standardError = FileHandle.nullDevice
