@@ -52,6 +52,27 @@ struct BlueZSMPFaultPeerTests {
     return try await run.outcome(of: installed)
   }
 
+  @Test func aReaderWhoseSMPCharacteristicNeedsPairingFailsTheConnectWithBlueZsError() async throws {
+    let peer = try BlueZPeer.start()
+    let run = try TerminalRun(peer: peer)
+    defer { run.stop() }
+    let device = try peer.addReader(
+      address: BlueZUpdatePeerTests.address, name: Self.serial,
+      options: ["smp_notify_error": .string("org.bluez.Error.NotPermitted")])
+    guard case .failure(let error) = try await run.outcome(of: run.startConnect(Self.serial)) else {
+      Issue.record("the connect succeeded")
+      return
+    }
+    #expect(error.code == .connectionFailed)
+    guard case .dbus(let name, _)? = error.cause else {
+      Issue.record("no D-Bus cause: \(error)")
+      return
+    }
+    #expect(name == "org.bluez.Error.NotPermitted")
+    #expect(try peer.calls(device) == ["Connect", "Disconnect"])
+    #expect(try peer.property(device, "org.bluez.Device1", "Connected")?.bool == false)
+  }
+
   @Test func aReaderThatRefusesTheResetAnswersTheRebootWithItsResultCodeAndStaysConnected() async throws {
     let (run, device) = try Self.start(required: false)
     defer { run.stop() }

@@ -10,7 +10,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
       options (a{sv}): model, serial, firmware, manufacturer (s), battery (y), gatt (b, default true),
       connect_delay_ms, resolve_delay_ms (u), advertise_ms (u: RSSI re-announced that often while
       discovering; 0 = never), sink (b: the SMP characteristic takes writes and answers nothing, for
-      measuring the raw write rate)
+      measuring the raw write rate), smp_notify_error (s: StartNotify on the SMP characteristic raises
+      it, as an unpaired reader whose characteristic needs an authenticated link does)
   SetRSSI(path, rssi)                         one advertisement with that RSSI
   Advertise(path, interval_ms)                start or stop (0) periodic advertisements
   RemoveReader(path)                          InterfacesRemoved, as BlueZ's purge of a lost device
@@ -286,6 +287,7 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'dis': {k: str(options[k]) for k in DIS_CHARS if k in options},
         'battery': int(options['battery']) if 'battery' in options else None,
         'boot_ms': int(options.get('boot_ms', 300)),
+        'smp_notify_error': str(options['smp_notify_error']) if 'smp_notify_error' in options else None,
     }
     if STATE[path]['smp'] and not options.get('sink', False):
         smp = smp_device.SMPDevice(notification_length=STATE[path]['mtu'] - 3)
@@ -383,6 +385,9 @@ def ReadValue(char, _options):
 
 
 def StartNotify(char):
+    refusal = STATE[char.path].get('notify_error')
+    if refusal:
+        raise dbus.exceptions.DBusException('Operation not permitted', name=refusal)
     STATE[char.path]['notifying'] = True
     set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
 
@@ -538,7 +543,7 @@ def add_smp(path):
         'MTU': dbus.UInt16(state['mtu'], variant_level=1),
     }, [('WriteValue', 'aya{sv}', '', WriteValue), ('StartNotify', '', '', StartNotify),
         ('StopNotify', '', '', StopNotify)])
-    STATE[char] = {'gatt_of': service}
+    STATE[char] = {'gatt_of': service, 'notify_error': state.get('smp_notify_error')}
 
 
 def add_gatt(path):
