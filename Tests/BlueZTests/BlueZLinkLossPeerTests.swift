@@ -27,7 +27,7 @@ struct BlueZLinkLossPeerTests {
   }
 
   @Test func aReaderThatStaysAwayAfterATimeoutEndsWithReaderDidFailReconnectThenDidDisconnect() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.address, name: "STRM2-0001")
@@ -60,7 +60,7 @@ struct BlueZLinkLossPeerTests {
   }
 
   @Test func theAdapterGoingOffEndsTheLinkWithBluetoothDisabledAndNothingReconnectsUnasked() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.address, name: "STRM2-0001")

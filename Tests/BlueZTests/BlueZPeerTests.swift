@@ -20,7 +20,7 @@ struct BlueZPeerTests {
   }
 
   @Test func discoveryReportsReadersByRSSIAndDropsTheOnesThatVanish() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001", rssi: -70)
@@ -48,7 +48,7 @@ struct BlueZPeerTests {
   }
 
   @Test func connectStopsScanningThenConnectsUntilServicesAreResolved() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -60,7 +60,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aConnectThatNeverResolvesTimesOutAndIsCancelled() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -85,7 +85,7 @@ struct BlueZPeerTests {
   func aFailedConnectCarriesTheDBusErrorAsItsCause(_ failure: String, _ code: ReaderError.Code, _ name: String)
     async throws
   {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     var configuration = TerminalRun.configuration
     configuration.callTimeout = .milliseconds(500)
     let run = try TerminalRun(peer: peer, configuration: configuration)
@@ -119,7 +119,7 @@ struct BlueZPeerTests {
   ])
   func eachWayALinkEndsReachesTheAppWithStripesReason(_ bluezReason: String, _ expected: DisconnectReason) async throws
   {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -129,7 +129,7 @@ struct BlueZPeerTests {
   }
 
   @Test func ourOwnDisconnectIsDisconnectRequested() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -140,7 +140,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aLinkLostToTimeoutIsWonBackWithStripesCallbackSequence() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -169,7 +169,7 @@ struct BlueZPeerTests {
   }
 
   @Test func theAdapterOffAndOnAgainDropsAndWinsBackTheReader() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -187,7 +187,7 @@ struct BlueZPeerTests {
   }
 
   @Test func bluetoothdGoingAwayAndComingBackIsSurvived() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -196,7 +196,7 @@ struct BlueZPeerTests {
     try await run.wait(for: "didStartReconnect(bluetoothDisabled)") { event in
       if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
     }
-    try peer.startBluetoothd()
+    try await peer.startBluetoothd()
     try peer.call("AddAdapter", [.string("hci0"), .boolean(true)])
     try peer.addReader(address: Self.first, name: "STRM2-0001")
     try await run.wait(for: "readerDidSucceedReconnect") {
@@ -205,13 +205,13 @@ struct BlueZPeerTests {
   }
 
   @Test func theSystemBusRestartingIsSurvivedAndTheReaderWonBack() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
     _ = try await run.connect("STRM2-0001")
     let mark = run.events.count
-    try peer.restartBus()
+    try await peer.restartBus()
     try await run.wait(for: "didStartReconnect(bluetoothDisabled)", after: mark) { event in
       if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
     }
@@ -224,7 +224,7 @@ struct BlueZPeerTests {
   }
 
   @Test func detailsComeFromDeviceInformationAndBatteryServicesAndTheModelIsLearned() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(
@@ -250,7 +250,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aReaderWithoutDeviceInformationOrBatteryConnectsWithItsDetailsUnknown() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001", options: ["gatt": .boolean(false)])
@@ -260,7 +260,7 @@ struct BlueZPeerTests {
   }
 
   @Test func theSMPTransportCarriesWritesAndNotificationsAndARestartIsKeptFromTheTerminal() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -293,7 +293,7 @@ struct BlueZPeerTests {
   /// A terminal created right after `open` reads the radio's state from `isPoweredOn`: it must be known
   /// by then, or a terminal would take a powered adapter for an off one.
   @Test func openReturnsWithTheRadioStateKnown() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
     for _ in 0..<5 {
       let central = try BlueZCentral.open(
@@ -312,7 +312,7 @@ struct BlueZPeerTests {
         sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBus.code == .bluetoothUnsupported && noBus.context["missing"] == "bus")
-    let peer = try BlueZPeer.start(adapter: false)
+    let peer = try await BlueZPeer.start(adapter: false)
     defer { peer.stop() }
     let noAdapter = try #require(throws: ReaderError.self) {
       try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
@@ -328,7 +328,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aBusThatDeniesThisProcessBluetoothdSaysSoWithTheDBusError() async throws {
-    let peer = try BlueZPeer.start(deniedInterface: "org.freedesktop.DBus.ObjectManager")
+    let peer = try await BlueZPeer.start(deniedInterface: "org.freedesktop.DBus.ObjectManager")
     defer { peer.stop() }
     let denied = try #require(throws: ReaderError.self) {
       try BlueZCentral.open(
