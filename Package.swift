@@ -34,7 +34,7 @@ let package = Package(
     // Swift over a small transport protocol that a Bluetooth backend implements.
     .target(name: "MCUmgr", dependencies: ["ReaderCore"], swiftSettings: strict),
     // A small D-Bus client in Swift: the wire format (pure, bounded, fuzzed) and a Unix-socket connection.
-    .target(name: "DBus", swiftSettings: strict),
+    .target(name: "DBus", dependencies: ["ReaderCore"], swiftSettings: strict),
     // Real Bluetooth LE readers on Linux: BlueZ (bluetoothd) over the D-Bus system bus.
     .target(name: "BlueZ", dependencies: ["ReaderCore", "DBus", "MCUmgr"], swiftSettings: strict),
     // NDEF codec and NFC reader sessions, with the PC/SC backend's radio on Linux.

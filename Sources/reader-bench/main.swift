@@ -41,6 +41,9 @@ let benchmarks =
       runPCSCBenchmarkAndPrint()
       return []
     },
+    Benchmark(name: "lock", summary: "Locked (a POSIX mutex) against Synchronization.Mutex: alone, contended, made") {
+      runLockBenchmark(operations: 2_000_000, objects: 200_000)
+    },
     Benchmark(name: "soak", summary: "30 days of faults in every state, checked against the world's ground truth") {
       _ = runSoakCommand([])
       return []
