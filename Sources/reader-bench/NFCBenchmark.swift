@@ -17,7 +17,12 @@ import Synchronization
 ///   number of items pushed from the same threads into a lock-guarded FIFO and then popped in order.
 ///   Run for each size in `queued`: the cost per session must not grow with the length of the line, which
 ///   the exponent of the cost per session from the smallest line to the largest says (flat is 0).
-func runNFCBenchmark(sessions: Int, queued: [Int]) -> [Ratio] {
+/// - `memory`: the resident memory `waiting` sessions add while they wait in line behind a running one
+///   (the app's session objects and everything the system keeps for them; begun a thousand at a time, so
+///   the scheduler's queue of calls stays short), per session, once per round
+///   after the timed cases; freed memory is handed back to the system (`malloc_trim`) before each
+///   measure, so it is not reused unseen.
+func runNFCBenchmark(sessions: Int, queued: [Int], waiting: Int = 100_000) -> [Ratio] {
   let count = max(1, sessions)
   let sizes = queued.map { max(1, $0) }
   var cases: [Comparison.Case] = [
@@ -41,6 +46,11 @@ func runNFCBenchmark(sessions: Int, queued: [Int]) -> [Ratio] {
         "nfc.queue(\(size)): FIFO / sessions", "nfc.queue.\(size).fifo", over: "nfc.queue.\(size).sessions",
         goal: .atLeast(0.1)))
   }
+  if BenchOptions.current.includes("nfc.memory") {
+    let bytes = (0..<max(1, BenchOptions.current.rounds)).map { _ in NFCWaitingMemory.bytesPerSession(waiting) }
+    ratios.append(
+      Ratio(name: "nfc.memory: bytes per waiting session", samples: bytes, goal: .atMost(400), isRatio: false))
+  }
   if let small = sizes.min(), let large = sizes.max(), small != large {
     let growth = timings.ratio("growth", "nfc.queue.\(large).sessions", over: "nfc.queue.\(small).sessions")
     let exponent = growth.samples.map { log($0 * Double(small) / Double(large)) / log(Double(large) / Double(small)) }
@@ -55,6 +65,7 @@ func runNFCBenchmark(sessions: Int, queued: [Int]) -> [Ratio] {
       lifecycle: \(count) sessions opened and closed one after another, against \(4 * count) steps through a plain FIFO
       queue: \(sizes.map(String.init).joined(separator: " and ")) sessions begun concurrently and run through the \
     line, against as many items through a locked FIFO
+      memory: \(waiting) sessions waiting in line, resident memory per session
     """)
   print(ratios.map(\.line).joined(separator: "\n"))
   return ratios
@@ -102,6 +113,47 @@ private enum NFCLine {
     DispatchQueue.concurrentPerform(iterations: sessions) { made[$0].begin() }
     while ended.load(ordering: .relaxed) < sessions { radio.clock.runUntilIdle() }
     precondition(system.runningSession == nil && system.waitingSessionCount == 0, "the line drained")
+  }
+}
+
+/// What sessions waiting in line cost in memory.
+private enum NFCWaitingMemory {
+  static func bytesPerSession(_ count: Int) -> Double {
+    let (system, radio) = NFCReaderSystem.simulated(
+      seed: 1, policy: NFCSystemPolicy(sessionTimeout: nil), timing: .instant)
+    let first = NFCNDEFReaderSession(invalidateAfterFirstRead: true, system: system)
+    first.begin()
+    radio.clock.runUntilIdle()
+    trimHeap()
+    let before = residentBytes()
+    let made = (0..<count).map { _ in NFCNDEFReaderSession(invalidateAfterFirstRead: true, system: system) }
+    // Begun a thousand at a time, so that what is measured is what waiting sessions hold, not the
+    // scheduler's queue of a hundred thousand calls not handled yet.
+    for start in stride(from: 0, to: count, by: 1_000) {
+      for session in made[start..<min(count, start + 1_000)] { session.begin() }
+      radio.clock.runUntilIdle()
+    }
+    precondition(system.waitingSessionCount == count, "every session waits")
+    let after = residentBytes()
+    first.invalidate()
+    for session in made { session.invalidate() }
+    radio.clock.runUntilIdle()
+    return Double(after - before) / Double(count)
+  }
+
+  /// The process's resident memory, from `/proc/self/statm` (0 where there is none).
+  static func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+
+  /// Hands freed heap memory back to the system, so that what is allocated next shows in the resident size.
+  static func trimHeap() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
   }
 }
 
