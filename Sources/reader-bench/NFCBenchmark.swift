@@ -9,12 +9,15 @@ import Synchronization
 /// is measured); every figure is a ratio taken within one round of this run (see `Comparison`) against
 /// a bare baseline doing the same amount of work, so runs on different machines compare by their ratios.
 ///
-/// - `lifecycle`: `sessions` sessions, one after another, each begun, made active, invalidated and
-///   reported to its delegate; against the same number of steps (four per session: begin, start,
-///   polling, invalidate) through a plain FIFO of closures.
+/// - `lifecycle`: `sessions` sessions, one after another, each created, begun, made active,
+///   invalidated and reported to its delegate; against the same steps done bare: a session object with
+///   a weak delegate, and its four steps (begin, start, polling, invalidate) as closures that capture it
+///   through a plain FIFO, the delegate called when it becomes active and when it ends.
 /// - `queue`: `queued` sessions begun at once from many threads (`concurrentPerform`) while the system
-///   waits, then run through the line — each is invalidated as it becomes active; against the same
-///   number of items pushed from the same threads into a lock-guarded FIFO and then popped in order.
+///   waits, then run through the line — each is invalidated as it becomes active, by an observer of its
+///   events; against the same steps done bare: as many session objects, a closure for each pushed from
+///   the same threads into a lock-guarded FIFO, then popped in order, each session made active and
+///   ended through two more closures, an observer called for both events.
 ///   Run for each size in `queued`: the cost per session must not grow with the length of the line, which
 ///   the exponent of the cost per session from the smallest line to the largest says (flat is 0).
 /// - `memory`: the resident memory `waiting` sessions add while they wait in line behind a running one
@@ -27,12 +30,12 @@ func runNFCBenchmark(sessions: Int, queued: [Int], waiting: Int = 100_000) -> [R
   let sizes = queued.map { max(1, $0) }
   var cases: [Comparison.Case] = [
     .init("nfc.lifecycle.sessions") { NFCLifecycle.run(sessions: count) },
-    .init("nfc.lifecycle.fifo") { PlainFIFO.run(items: 4 * count) },
+    .init("nfc.lifecycle.fifo") { PlainFIFO.run(sessions: count) },
   ]
   for size in sizes {
     cases += [
       .init("nfc.queue.\(size).sessions") { NFCLine.run(sessions: size) },
-      .init("nfc.queue.\(size).fifo") { PlainFIFO.runConcurrently(items: size) },
+      .init("nfc.queue.\(size).fifo") { PlainFIFO.runConcurrently(sessions: size) },
     ]
   }
   let timings = Comparison(cases).measure()
@@ -157,29 +160,82 @@ private enum NFCWaitingMemory {
   }
 }
 
-/// The baselines: closures through a plain FIFO.
+/// The baselines: the same steps as the sessions take, with bare session objects and closures through a
+/// plain FIFO.
 private enum PlainFIFO {
-  static func run(items: Int) {
-    var queue: [() -> Void] = []
-    var head = 0
-    var done = 0
-    for _ in 0..<items { queue.append { done += 1 } }
-    while head < queue.count {
-      queue[head]()
-      head += 1
+  final class BareSession: @unchecked Sendable {
+    let id: Int
+    weak var delegate: BareDelegate?
+    var phase = 0
+
+    init(id: Int, delegate: BareDelegate?) {
+      self.id = id
+      self.delegate = delegate
     }
-    precondition(done == items)
   }
 
-  static func runConcurrently(items: Int) {
-    let queue = Mutex<[@Sendable () -> Void]>([])
-    let done = Atomic<Int>(0)
-    DispatchQueue.concurrentPerform(iterations: items) { _ in
-      queue.withLock { $0.append { done.add(1, ordering: .relaxed) } }
+  final class BareDelegate {
+    var active = 0
+    var ended = 0
+    func didBecomeActive(_ session: BareSession) { active += 1 }
+    func didInvalidate(_ session: BareSession) { ended += 1 }
+  }
+
+  /// Sessions one after another: created, then begin, start, polling (active) and invalidate (ended),
+  /// each a closure through the FIFO.
+  static func run(sessions: Int) {
+    let delegate = BareDelegate()
+    var queue: [() -> Void] = []
+    var head = 0
+    func drain() {
+      while head < queue.count {
+        queue[head]()
+        head += 1
+      }
+      queue.removeAll(keepingCapacity: true)
+      head = 0
     }
-    let work = queue.withLock { $0 }
-    for item in work { item() }
-    precondition(done.load(ordering: .relaxed) == items)
+    for id in 0..<sessions {
+      let session = BareSession(id: id, delegate: delegate)
+      queue.append { session.phase = 1 }
+      queue.append { session.phase = 2 }
+      queue.append { session.delegate?.didBecomeActive(session) }
+      drain()
+      queue.append {
+        session.phase = 3
+        session.delegate?.didInvalidate(session)
+      }
+      drain()
+    }
+    precondition(delegate.ended == sessions, "every session ended")
+  }
+
+  /// Sessions begun from many threads into a locked FIFO, then run through it in order: each made
+  /// active and ended through two more closures, an observer called for both events.
+  static func runConcurrently(sessions: Int) {
+    let made = (0..<sessions).map { BareSession(id: $0, delegate: nil) }
+    let queue = Mutex<[@Sendable () -> Void]>([])
+    let events = Atomic<Int>(0)
+    let observer: @Sendable (BareSession, Int) -> Void = { _, _ in events.add(1, ordering: .relaxed) }
+    DispatchQueue.concurrentPerform(iterations: sessions) { index in
+      let session = made[index]
+      queue.withLock { $0.append { session.phase = 1 } }
+    }
+    var line = queue.withLock { $0 }
+    for step in line { step() }
+    line.removeAll(keepingCapacity: true)
+    for session in made {
+      line.append {
+        session.phase = 2
+        observer(session, 1)
+      }
+      line.append {
+        session.phase = 3
+        observer(session, 2)
+      }
+    }
+    for step in line { step() }
+    precondition(events.load(ordering: .relaxed) == 2 * sessions, "every session became active and ended")
   }
 }
 
