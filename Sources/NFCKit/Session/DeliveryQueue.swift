@@ -13,8 +13,9 @@ import Synchronization
 /// asks for it: a session that waits in line, or one that has nothing to deliver, costs no queue. Until
 /// the app asks for it (`sessionQueue`), only deliveries run on it, so a delivery made from inside
 /// another is recognised by its thread, and the queue carries no queue-specific value (whose release
-/// would wake a worker thread when the queue is freed).
-final class DeliveryQueue: Sendable {
+/// would wake a worker thread when the queue is freed). It is held inline by the session's core, so a
+/// session costs no object for it.
+struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
   /// The last token handed out; also serializes reading and setting a queue's token.
   private static let tokens = Mutex<UInt64>(0)

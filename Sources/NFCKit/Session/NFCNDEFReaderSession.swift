@@ -290,8 +290,8 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// Completes an operation that failed before it reached the session (an invalid argument), on the
   /// session's queue, in order with the system's work.
   func reject(_ error: NFCReaderError, completion: @escaping SessionCore.Completion) {
-    let delivery = core.delivery
-    run { _ in delivery.run { completion(.failed(error)) } }
+    let core = self.core
+    run { _ in core.delivery.run { completion(.failed(error)) } }
   }
 
   private func run(_ body: @escaping @Sendable (NFCSystemEngine) -> Void) {

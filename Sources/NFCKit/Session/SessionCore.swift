@@ -33,7 +33,7 @@ final class SessionCore: @unchecked Sendable {
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
 
-  init(id: UInt64, engine: NFCSystemEngine, delivery: DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
+  init(id: UInt64, engine: NFCSystemEngine, delivery: consuming DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
     self.id = id
     self.engine = engine
     self.delivery = delivery
