@@ -8,32 +8,81 @@ import Synchronization
 /// is ordered right after it, and a simulated run stays deterministic. A callback already running on
 /// the queue (a clock driven from the queue, the main queue driven from the main thread) runs in
 /// place instead of deadlocking.
-struct DeliveryQueue: Sendable {
+///
+/// A session given no queue gets a private serial one, made the first time something runs on it or
+/// asks for it: a session that waits in line, or one that has nothing to deliver, costs no queue. Until
+/// the app asks for it (`sessionQueue`), only deliveries run on it, so a delivery made from inside
+/// another is recognised by its thread, and the queue carries no queue-specific value (whose release
+/// would wake a worker thread when the queue is freed). It is held inline by the session's core, so a
+/// session costs no object for it.
+struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
   /// The last token handed out; also serializes reading and setting a queue's token.
   private static let tokens = Mutex<UInt64>(0)
 
-  let queue: DispatchQueue
-  private let token: UInt64
+  /// The queue, once made or given, and its token once anyone but the deliveries may run on it.
+  private let resolved: Mutex<(queue: DispatchQueue, token: UInt64?)?>
+  /// The thread a delivery runs on, while one runs on a private queue nobody else has seen (0: none).
+  private let deliveringOn = Atomic<UInt>(0)
+  /// The session's number, for the private queue's label.
+  private let session: UInt64
 
-  /// Delivers on `queue`, or on a new private serial queue when it is `nil`.
-  init(_ queue: DispatchQueue?, label: String) {
-    let queue = queue ?? DispatchQueue(label: label)
-    token = Self.tokens.withLock { last in
-      if let token = queue.getSpecific(key: Self.key) { return token }
-      last += 1
-      queue.setSpecific(key: Self.key, value: last)
-      return last
-    }
-    self.queue = queue
+  /// Delivers on `queue`, or on a private serial queue of session `session` when it is `nil`.
+  init(_ queue: DispatchQueue?, session: UInt64) {
+    self.session = session
+    resolved = Mutex(queue.map { ($0, Self.token(of: $0)) })
   }
+
+  /// The queue callbacks run on; from now on the app may run work on it too.
+  var queue: DispatchQueue { resolve(exposing: true).queue }
 
   /// Runs `body` on the queue and returns when it has run.
   func run(_ body: () -> Void) {
+    let (queue, token) = resolve(exposing: false)
+    guard let token else {
+      // Only deliveries run on this queue: one made from inside another runs in place.
+      let thread = Self.currentThread
+      let outer = deliveringOn.load(ordering: .relaxed)
+      if outer == thread { return body() }
+      queue.sync {
+        deliveringOn.store(thread, ordering: .relaxed)
+        body()
+        deliveringOn.store(outer, ordering: .relaxed)
+      }
+      return
+    }
     if DispatchQueue.getSpecific(key: Self.key) == token || (queue === DispatchQueue.main && Thread.isMainThread) {
       body()
     } else {
       queue.sync(execute: body)
+    }
+  }
+
+  private static var currentThread: UInt {
+    #if canImport(Glibc)
+      UInt(pthread_self())
+    #else
+      UInt(bitPattern: pthread_self())
+    #endif
+  }
+
+  private func resolve(exposing: Bool) -> (queue: DispatchQueue, token: UInt64?) {
+    resolved.withLock { resolved in
+      let queue = resolved?.queue ?? DispatchQueue(label: "NFCKit.NFCNDEFReaderSession.\(session)")
+      var token = resolved?.token
+      if exposing, token == nil { token = Self.token(of: queue) }
+      resolved = (queue, token)
+      return (queue, token)
+    }
+  }
+
+  /// The queue's token, set on it the first time it is seen.
+  private static func token(of queue: DispatchQueue) -> UInt64 {
+    tokens.withLock { last in
+      if let token = queue.getSpecific(key: key) { return token }
+      last += 1
+      queue.setSpecific(key: key, value: last)
+      return last
     }
   }
 }

@@ -111,7 +111,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     self.system = system
     self.front = Mutex(Front())
     core = SessionCore(
-      id: id, engine: system.engine, delivery: DeliveryQueue(queue, label: "NFCKit.NFCNDEFReaderSession.\(id)"),
+      id: id, engine: system.engine, delivery: DeliveryQueue(queue, session: id),
       mode: mode)
     core.delegate = delegate
   }
@@ -228,7 +228,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func events() -> AsyncStream<NFCReaderEvent> {
     let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
     guard
-      let token = core.observers.add({ event in
+      let token = core.addObserver({ event in
         continuation.yield(event)
         if case .didInvalidate = event.kind { continuation.finish() }
       })
@@ -236,7 +236,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
       continuation.finish()
       return stream
     }
-    continuation.onTermination = { [core] _ in core.observers.remove(token) }
+    continuation.onTermination = { [core] _ in core.removeObserver(token) }
     return stream
   }
 
@@ -290,8 +290,8 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// Completes an operation that failed before it reached the session (an invalid argument), on the
   /// session's queue, in order with the system's work.
   func reject(_ error: NFCReaderError, completion: @escaping SessionCore.Completion) {
-    let delivery = core.delivery
-    run { _ in delivery.run { completion(.failed(error)) } }
+    let core = self.core
+    run { _ in core.delivery.run { completion(.failed(error)) } }
   }
 
   private func run(_ body: @escaping @Sendable (NFCSystemEngine) -> Void) {

@@ -105,13 +105,13 @@ struct NFCSessionStateMachine {
     /// Delegate: `didDetect tags` (new handles).
     case didDetectTags([TagRef])
     /// Delegate: a tag gave no message (read-only sessions).
-    case didFailToReadNDEF(NFCReaderError)
+    indirect case didFailToReadNDEF(NFCReaderError)
     /// These handles are no longer available (`isAvailable` turns false).
     case tagsUnavailable([TagRef])
     /// Completes an app operation.
-    case complete(OperationID, Outcome)
+    indirect case complete(OperationID, Outcome)
     /// Delegate: `didInvalidateWithError`; the last delivery of the session.
-    case didInvalidate(NFCReaderError)
+    indirect case didInvalidate(NFCReaderError)
   }
 
   /// A command sent to the radio and not yet answered.
@@ -145,7 +145,7 @@ struct NFCSessionStateMachine {
     /// Polling: ready, detecting tags.
     case active(Active)
     /// Over, for this reason; every later input is absorbed.
-    case invalidated(NFCReaderError)
+    indirect case invalidated(NFCReaderError)
     /// Transient: the active value is out being changed, so its collections are not copied.
     case updating
   }

@@ -25,13 +25,15 @@ final class SessionCore: @unchecked Sendable {
   var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
 
   let operations = Atomic<UInt64>(0)
-  let observers = ObserverRegistry<NFCReaderEvent>()
+  /// The session's observers, made when the first one subscribes (most sessions have none); `finished`
+  /// once the last event is out.
+  private let observers = Mutex<(registry: ObserverRegistry<NFCReaderEvent>?, finished: Bool)>((nil, false))
   /// The mode as last settled, for `detectsTags` on any thread.
   private let settledMode: Mutex<NFCSessionStateMachine.Mode>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
 
-  init(id: UInt64, engine: NFCSystemEngine, delivery: DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
+  init(id: UInt64, engine: NFCSystemEngine, delivery: consuming DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
     self.id = id
     self.engine = engine
     self.delivery = delivery
@@ -60,13 +62,31 @@ final class SessionCore: @unchecked Sendable {
     tagMethodMissing.store(true, ordering: .relaxed)
   }
 
+  // MARK: Observers (any thread)
+
+  /// Adds an observer of this session's events; `nil` when the session has already ended.
+  func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
+    let registry = observers.withLock { state -> ObserverRegistry<NFCReaderEvent>? in
+      guard !state.finished else { return nil }
+      if state.registry == nil { state.registry = ObserverRegistry() }
+      return state.registry
+    }
+    return registry?.add(observer)
+  }
+
+  func removeObserver(_ token: UInt64) {
+    observers.withLock { $0.registry }?.remove(token)
+  }
+
   /// Calls the observers with `event` in registration order; after the session's last event, none
   /// is kept.
   func publish(_ event: NFCReaderEvent) {
-    if case .didInvalidate = event.kind {
-      observers.notify(event, last: true)
-    } else {
-      observers.notify(event)
+    let last: Bool
+    if case .didInvalidate = event.kind { last = true } else { last = false }
+    let registry = observers.withLock { state in
+      if last { state.finished = true }
+      return state.registry
     }
+    registry?.notify(event, last: last)
   }
 }
