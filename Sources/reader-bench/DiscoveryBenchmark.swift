@@ -94,6 +94,7 @@ func measureDiscovery(readers: Int, rate: Int) -> [(String, [Double])] {
     ("\(key).peakRSS.MB", [peakRSS]),
     ("\(key).startRSS.MB", [startRSS]),
     ("\(key).realTime", timings.times("pipeline").map { plan.window.seconds / $0 }),
+    ("\(key).realTimeCPU", timings.times("pipeline", .cpu).map { plan.window.seconds / $0 }),
   ]
   for clock in [Timings.Clock.wall, .cpu] {
     func times(_ name: String) -> [Double] { timings.times(name, clock) }
@@ -166,6 +167,10 @@ func printDiscoveryBenchmark(_ value: [String: [Double]], sizes: [Int], rates: [
         Ratio(
           name: "world(\(grouped(size)) readers, \(rate) Hz): simulated / wall time",
           samples: values(size, rate, "realTime"), goal: size >= 10_000 && rate >= 10 ? .atLeast(20) : nil),
+        // The thread's CPU time: what the world costs when the machine is not shared.
+        Ratio(
+          name: "world(\(grouped(size)) readers, \(rate) Hz): simulated / CPU time",
+          samples: values(size, rate, "realTimeCPU"), goal: nil),
       ]
       lines.append(
         "  \(grouped(size)) readers at \(rate) Hz: peak RSS "

@@ -36,17 +36,22 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     var now: Duration = .zero
     var queue = WorkQueue()
     var driving = false
-    /// The thread driving the clock, which runs its work items, while it does.
-    var runner: UInt?
   }
 
   private let state = Mutex(State())
+  /// The thread driving the clock, which runs its work items, while it does (0 otherwise).
+  private let runner = Atomic<UInt>(0)
+  /// `state.now`, as the driving thread sets it (under the lock): only the driver moves time, so it can read
+  /// `now` here without taking the lock, which its work items do at every step. Other threads read `state`.
+  private nonisolated(unsafe) var driverNow = Duration.zero
 
   /// Creates a clock at time zero.
   public init() {}
 
   /// Time elapsed since the clock was created.
-  public var elapsed: Duration { state.withLock { $0.now } }
+  public var elapsed: Duration {
+    runner.load(ordering: .relaxed) == Self.currentThread ? driverNow : state.withLock { $0.now }
+  }
   /// The clock's current instant.
   public var now: Instant { Instant(offset: elapsed) }
   /// Virtual time has no resolution limit.
@@ -68,8 +73,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   }
 
   public var isCurrent: Bool {
-    let thread = Self.currentThread
-    return state.withLock { $0.runner == thread }
+    runner.load(ordering: .relaxed) == Self.currentThread
   }
 
   /// Runs `work` at once on the calling thread (virtual time stands still meanwhile) and delivers
@@ -98,7 +102,10 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   public func advance(to deadline: Duration) {
     drive {
       runDue(by: deadline)
-      state.withLock { $0.now = max($0.now, deadline) }
+      state.withLock { state in
+        state.now = max(state.now, deadline)
+        driverNow = state.now
+      }
     }
   }
 
@@ -122,6 +129,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     while let work = state.withLock({ state -> (@Sendable () -> Void)? in
       guard let item = state.queue.pop(dueBy: limit) else { return nil }
       state.now = max(state.now, item.deadline)
+      driverNow = state.now
       return item.work
     }) {
       work()
@@ -161,12 +169,15 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   private func drive(_ body: () -> Void) {
     let thread = Self.currentThread
     let reentrant = state.withLock { state -> Bool in
-      defer { (state.driving, state.runner) = (true, thread) }
+      defer { state.driving = true }
       return state.driving
     }
     precondition(!reentrant, "VirtualClock is driven from two places at once")
+    // Set and cleared by the driver alone: a thread reading its own id here is the driver.
+    runner.store(thread, ordering: .relaxed)
     body()
-    state.withLock { ($0.driving, $0.runner) = (false, nil) }
+    runner.store(0, ordering: .relaxed)
+    state.withLock { $0.driving = false }
   }
 }
 

@@ -93,6 +93,8 @@ struct SimulatedReaderStateMachine {
   private(set) var connectRequests = 0
   /// The cancellable timers armed now.
   private var armed = TimerSet()
+  /// `reader.meanSignalStrength`, worked out when the reader moves rather than at every advertisement.
+  private var meanSignalStrength: Int
 
   /// A set of timers as bits: a reader's timers are tested on every advertisement, and hashing them into a
   /// `Set` cost more than the rest of an advertisement's rules.
@@ -111,6 +113,7 @@ struct SimulatedReaderStateMachine {
 
   init(reader: SimulatedReader) {
     self.reader = reader
+    meanSignalStrength = reader.meanSignalStrength
   }
 
   /// Whether the host can reach the reader.
@@ -134,6 +137,7 @@ struct SimulatedReaderStateMachine {
 
   mutating func setDistance(_ metres: Double) {
     reader.distance = metres
+    meanSignalStrength = reader.meanSignalStrength
   }
 
   mutating func setPower(on: Bool, _ world: Surroundings, random: inout SeededRandom) -> [Action] {
@@ -395,7 +399,7 @@ struct SimulatedReaderStateMachine {
     let noise = Int(random.next() % 7) - 3
     let advertisement = Advertisement(
       serialNumber: reader.serialNumber, deviceType: reader.deviceType,
-      signalStrength: reader.meanSignalStrength + noise, info: reader.info)
+      signalStrength: meanSignalStrength + noise, info: reader.info)
     // One array, built in place: this runs once per advertisement of every reader.
     var actions: [Action] = []
     actions.reserveCapacity(2)
