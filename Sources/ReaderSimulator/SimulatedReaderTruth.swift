@@ -3,6 +3,9 @@
 public struct SimulatedReaderTruth: Sendable, Hashable {
   /// Whether the host holds a link to the reader.
   public var isLinked: Bool
+  /// Whether the host has asked to connect to the reader and neither the link nor a cancel has come:
+  /// a request that never times out (as in Core Bluetooth) and completes whenever the reader is reachable.
+  public var isConnectPending: Bool
   /// Whether the host could reach the reader: the host's radio and the reader are on, the reader is in
   /// range and not rebooting.
   public var isReachable: Bool
@@ -18,9 +21,10 @@ public struct SimulatedReaderTruth: Sendable, Hashable {
   /// Creates a reading; the world makes these.
   public init(
     isLinked: Bool, isReachable: Bool, isRebooting: Bool, isPoweredOn: Bool, softwareVersion: String,
-    installProgress: Double?
+    installProgress: Double?, isConnectPending: Bool = false
   ) {
     self.isLinked = isLinked
+    self.isConnectPending = isConnectPending
     self.isReachable = isReachable
     self.isRebooting = isRebooting
     self.isPoweredOn = isPoweredOn

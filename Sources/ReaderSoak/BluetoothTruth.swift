@@ -22,8 +22,8 @@ final class BluetoothTruth: @unchecked Sendable {
   static let reconnectGrace = Duration.seconds(16)
   /// The same at launch: advertising (about a second), a connection latency and margin.
   static let launchGrace = Duration.seconds(8)
-  /// How long a link may stay up that the terminal knows nothing of: the reply timeout after which the
-  /// terminal lets go of a reader that does not close its link.
+  /// How long a link may stay up, or a connect request wait, that the terminal knows nothing of: the
+  /// reply timeout after which the terminal lets go of a reader that does not close its link.
   static let orphanBound = Duration.seconds(10)
   /// The reconnect deadline of every connection the soak makes: the documented default, 60 seconds.
   static let deadline = Duration.seconds(60)
@@ -288,17 +288,18 @@ final class BluetoothTruth: @unchecked Sendable {
     let busy = status == .connecting || status == .reconnecting
     for serial in station.serials {
       guard let truth = world.truth(serial) else { continue }
-      guard truth.isLinked, !busy, connected != serial else {
+      guard truth.isLinked || truth.isConnectPending, !busy, connected != serial else {
         if orphanSince[serial] != nil { orphanSince[serial] = nil }
         violations.episode(serial, broken: false, now, index, .orphanLink, "")
         continue
       }
       let since = orphanSince[serial] ?? now
       orphanSince[serial] = since
-      if now - since <= Self.orphanBound { station.probe(at: since + Self.orphanBound) }
+      if now - since <= Self.orphanBound { station.probe(at: since + Self.orphanBound + .milliseconds(1)) }
+      let what = truth.isLinked ? "a link to" : "a connect request for"
       violations.episode(
         serial, broken: now - since > Self.orphanBound, now, index, .orphanLink,
-        "the world holds a link to \(serial) since \(since.soakText); the terminal is \(status)")
+        "the world holds \(what) \(serial) since \(since.soakText); the terminal is \(status)")
     }
   }
 

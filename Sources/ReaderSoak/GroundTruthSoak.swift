@@ -10,8 +10,8 @@ import ReaderSimulator
 /// The rules (`SoakViolation.Invariant`), and the bound each is held to:
 /// - `link`: the terminal says connected only while the world's link to that reader is up — by the end
 ///   of the instant in which the link dropped (no simulated time may pass).
-/// - `orphanLink`: a link the world holds is one the terminal is connecting, reconnecting or connected
-///   with — within 10 s (the reply timeout after which the terminal lets go of a link).
+/// - `orphanLink`: a link, or a connect request, the world holds is one the terminal is connecting,
+///   reconnecting or connected with — within 10 s (the reply timeout after which the terminal lets go of a link).
 /// - `reconnect`: a reader lost for a reason that the documented rules follow with reconnection (not the
 ///   app's disconnect, a critical battery, an idle power-down, automatic reconnection turned off, a
 ///   reconnection the app cancelled or a required update that failed), and reachable for 16 s within

@@ -4,7 +4,8 @@ public struct SoakViolation: Sendable, Hashable, CustomStringConvertible {
   public enum Invariant: String, Sendable, Hashable, CaseIterable {
     /// The terminal says connected only while the world's link to that reader is up.
     case link
-    /// A link the world holds for the app belongs to a connection the terminal knows of.
+    /// A link, or a connect request, the world holds for the app belongs to a connection the terminal
+    /// knows of.
     case orphanLink
     /// A reader lost unexpectedly and reachable long enough within the reconnect deadline is won back.
     case reconnect

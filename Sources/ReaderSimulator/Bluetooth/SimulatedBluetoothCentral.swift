@@ -272,8 +272,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// means none of them changed.
   public var changeCount: Int { world.withLock { $0.log.count } }
 
-  /// The reader's state at this instant as the world knows it (link, reachability, reboot, version,
-  /// install), for checks against the ground truth; `nil` for a reader the world does not have.
+  /// The reader's state at this instant as the world knows it (link, pending connect, reachability,
+  /// reboot, version, install), for checks against the ground truth; `nil` for a reader the world does not have.
   public func truth(_ serialNumber: String) -> SimulatedReaderTruth? {
     world.withLock { world in
       guard let machine = world.entries[serialNumber]?.machine else { return nil }
@@ -281,7 +281,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
         isLinked: machine.linked, isReachable: machine.isReachable(surroundings(world)),
         isRebooting: machine.rebootingUntil != nil, isPoweredOn: machine.reader.isPoweredOn,
         softwareVersion: machine.reader.softwareVersion,
-        installProgress: machine.install.map { Double($0.step) / Double(Self.updateSteps) })
+        installProgress: machine.install.map { Double($0.step) / Double(Self.updateSteps) },
+        isConnectPending: machine.pendingConnect)
     }
   }
 

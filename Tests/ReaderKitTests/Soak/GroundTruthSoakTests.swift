@@ -15,10 +15,19 @@ import Testing
     SoakConfiguration(seed: seed, days: days, faultsPerHour: 6, wallClockLimit: .seconds(60))
   }
 
+  /// CPU time of the calling thread: what the runs cost, whatever else the machine or the suite runs.
+  static func threadCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+  }
+
   @Test(.timeLimit(.minutes(2)))
   func faultsAimedAtEveryStateBreakNoRuleOfTheWorld() {
     var reached: [SoakAction.Kind: Set<SoakState>] = [:]
     var counts: [String: Int] = [:]
+    let cpu = Self.threadCPUTime()
+    var wall = Duration.zero
     for seed in Self.seeds {
       let report = GroundTruthSoak.run(Self.configuration(seed: seed))
       print(
@@ -28,7 +37,11 @@ import Testing
       #expect(report.violationCount == 0, "seed \(seed): reader-bench soak --seed \(seed) --days 1 --faults 6")
       for (kind, states) in report.actionsPerState { reached[kind, default: []].formUnion(states.keys) }
       counts.merge(report.counts, uniquingKeysWith: +)
+      wall += report.wall
     }
+    print(
+      "soak: \(Self.seeds.count) seeds in \(Self.threadCPUTime() - cpu) of CPU on this thread, \(wall) of wall-clock time"
+    )
     // The run must have gone where it is meant to, or its silence proves little.
     for kind in SoakAction.Kind.allCases {
       let states = reached[kind] ?? []
