@@ -94,4 +94,24 @@ struct InboxTests {
     #expect(replay.divergences == [], "\(recording)")
     #expect(replayed == live)
   }
+
+  @Test func aRunEndingAtATimersInstantLeavesWhatWaitedForTheNextInstantOfItsOwn() {
+    // A run whose end is the instant of a terminal's timer, on a machine already past that end: the
+    // wall clock is held at the end, where BlueZ's work that came due with the timer must not land.
+    let clock = VirtualClock()
+    let inbox = Inbox(clock: clock)
+    let log = Mutex<[String]>([])
+    clock.schedule(after: .milliseconds(500)) { log.withLock { $0.append("timer at \(clock.elapsed)") } }
+    inbox.schedule(after: .milliseconds(500)) { log.withLock { $0.append("inbox at \(clock.elapsed)") } }
+    let wall = Mutex(Duration.milliseconds(600))
+    let drive = { (condition: () -> Bool, end: Duration) in
+      inbox.drive(
+        until: condition, end: end, stop: { false }, wall: { wall.withLock { $0 } },
+        idle: { wall.withLock { $0 += .milliseconds(100) } })
+    }
+    #expect(!drive({ false }, .milliseconds(500)))
+    #expect(log.withLock { $0 } == ["timer at 0.5 seconds"])
+    #expect(drive({ log.withLock { $0.count } == 2 }, .seconds(10)))
+    #expect(log.withLock { $0 } == ["timer at 0.5 seconds", "inbox at 0.6 seconds"])
+  }
 }
