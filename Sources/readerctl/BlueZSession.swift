@@ -127,21 +127,13 @@ final class BlueZSession: ReaderSession {
   @discardableResult
   func run(until condition: () -> Bool, limit: Duration, paced: Bool, interruptible: Bool, pace: () -> Double) -> Bool {
     if let replay { return replay.run(until: condition, limit: limit) }
-    let end = clock.elapsed + max(limit, .zero)
-    while !condition(), !(interruptible && Interrupt.requested) {
-      let wall = min(origin + (ContinuousClock.now - wallStart), end)
-      if let next = clock.nextDeadline, next <= wall {
-        clock.advance(to: max(next, clock.elapsed))
-        inbox?.deliver()
-        continue
-      }
-      // Nothing of the terminal's is due before now: what BlueZ said meanwhile lands now, after it.
-      if wall > clock.elapsed { clock.advance(to: wall) }
-      if inbox?.deliver() == true { continue }
-      if clock.elapsed >= end { break }
-      Thread.sleep(forTimeInterval: 0.001)
-    }
-    return condition()
+    guard let inbox else { return condition() }
+    let (wallStart, origin) = (self.wallStart, self.origin)
+    return inbox.drive(
+      until: condition, end: clock.elapsed + max(limit, .zero),
+      stop: { interruptible && Interrupt.requested },
+      wall: { origin + (ContinuousClock.now - wallStart) },
+      idle: { Thread.sleep(forTimeInterval: 0.001) })
   }
 
   func say(_ text: String) {
@@ -175,57 +167,5 @@ final class RecordFile: Sendable {
   func write(_ line: String) {
     guard !failed.withLock({ $0 }) else { return }
     do { try handle.write(contentsOf: Data((line + "\n").utf8)) } catch { failed.withLock { $0 = true } }
-  }
-}
-
-/// The scheduler BlueZ runs on in a live session: the session's clock, except that BlueZ's work that
-/// does not answer a terminal's command — each D-Bus message and reply its thread hands over, each of
-/// its timers — waits in an inbox until the session delivers it, at the instant it is due, after the
-/// terminal's work of that instant. A replay places the recorded events the same way (after the
-/// terminal's timers of their instant), so a run and its replay do the same things in the same order.
-final class Inbox: Scheduler, Sendable {
-  private let clock: VirtualClock
-  private let waiting = Mutex<[@Sendable () -> Void]>([])
-
-  init(clock: VirtualClock) { self.clock = clock }
-
-  var isCurrent: Bool { clock.isCurrent }
-  var elapsed: Duration { clock.elapsed }
-  var epoch: Date { clock.epoch }
-  var isDeterministic: Bool { clock.isDeterministic }
-
-  @discardableResult
-  func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-    if delay > .zero {
-      return clock.schedule(after: delay) { [self] in waiting.withLock { $0.append(work) } }
-    }
-    // Work for now from the terminal's own work (a command's deferred answer) stays with it.
-    if clock.isCurrent { return clock.schedule(after: .zero, work) }
-    waiting.withLock { $0.append(work) }
-    return ScheduledWork(id: .max, deadline: clock.elapsed)
-  }
-
-  func cancel(_ work: ScheduledWork) {
-    if work.id != .max { clock.cancel(work) }
-  }
-
-  func performBlocking<T: Sendable>(
-    _ work: @escaping @Sendable () -> T, then deliver: @escaping @Sendable (T) -> Void
-  ) {
-    clock.performBlocking(work, then: deliver)
-  }
-
-  /// Runs what waits, in order, at the clock's current instant (and what that work schedules for
-  /// now); returns whether anything waited.
-  @discardableResult
-  func deliver() -> Bool {
-    let work = waiting.withLock { waiting in
-      defer { waiting = [] }
-      return waiting
-    }
-    guard !work.isEmpty else { return false }
-    for item in work { clock.execute(item) }
-    clock.runUntilIdle()
-    return true
   }
 }

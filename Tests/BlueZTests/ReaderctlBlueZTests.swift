@@ -194,7 +194,9 @@ import Testing
       address: "C0:00:00:00:00:01", name: "STRM2-0001", options: ["firmware": .string("1.0.0")])
     try peer.addReader(address: "C0:00:00:00:00:02", name: "WPC32-0002", rssi: -65)
     try peer.smpFault(device, "answer_delay", .double(0.01))
-    var arguments = [command[0], "--bluez", "--record", scratch.path("run.jsonl"), "--timeout", "2"]
+    // A scan lasts its timeout; a connect's is only a bound, generous for a busy machine.
+    let timeout = command[0] == "discover" ? "2" : "20"
+    var arguments = [command[0], "--bluez", "--record", scratch.path("run.jsonl"), "--timeout", timeout]
     arguments += command.dropFirst()
     if command[0] == "update" { arguments += ["--catalog", catalog] }
     if command[0] == "connect" { arguments += ["--store", scratch.path("store.json")] }

@@ -5,9 +5,11 @@ import Synchronization
 /// terminal's `BluetoothCentral` and `ReaderLink`, reports each recorded event at its recorded instant,
 /// and checks that the terminal gives the recorded commands, in order.
 ///
-/// `run(until:limit:)` drives the clock: from one instant to the next — a recorded event's or the
-/// terminal's own timer's, timers first when they coincide — running everything due at that instant
-/// before checking the condition, as a live run driven from the wall clock does. The events a
+/// `run(until:limit:)` drives the clock from one instant to the next — a recorded event's or the
+/// terminal's own timer's — checking the condition after each. When they coincide, the terminal's
+/// timers of the instant run first, then the condition is checked, then the recorded events play:
+/// the order a live `--bluez` session keeps by construction, as it delivers its transport's work only
+/// at instants where none of the terminal's work ran before it. The events a
 /// transport reports at the instant of a command (the answers it defers until after the command)
 /// are scheduled when the terminal gives that command, so they run where they ran live.
 ///
