@@ -51,10 +51,12 @@ let package = Package(
       name: "readerctl",
       dependencies: ["ReaderKit", "NFCKit", "PCSCKit", .target(name: "BlueZ", condition: .when(platforms: [.linux]))],
       swiftSettings: strict),
+    // A validating walk over NDEF record headers in C: the bare baseline of reader-bench's structure decode.
+    .target(name: "CNDEFHeaderWalk"),
     .executableTarget(
       name: "reader-bench",
       dependencies: [
-        "ReaderKit", "NFCKit", "PCSCKit", "DBus", "ReaderSoak",
+        "ReaderKit", "NFCKit", "PCSCKit", "DBus", "ReaderSoak", "CNDEFHeaderWalk",
         .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ],
       swiftSettings: strict),

@@ -4,7 +4,7 @@
 /// only copies made are reassembled chunked payloads, sized exactly after the whole chunk sequence has
 /// been checked. Offsets are local to `input` (0 is its first byte); `absolute` maps them to the offsets
 /// reported in errors, so problems inside nested messages and reassembled chunks point into the original
-/// input.
+/// input. Nothing is allocated for error reporting unless an error is thrown.
 struct MessageParser {
   /// The bytes of the message.
   let input: ArraySlice<UInt8>
@@ -13,19 +13,13 @@ struct MessageParser {
   /// 0 for the outermost message, 1 inside a Smart Poster, and so on.
   let depth: Int
   /// Maps a local offset to the offset reported in errors.
-  let absolute: (Int) -> Int
+  let absolute: ErrorOffsets
 
   /// The number of bytes in `input`.
   private var count: Int { input.count }
 
   /// The byte at a local offset.
   private func byte(_ offset: Int) -> UInt8 { input[input.startIndex + offset] }
-
-  /// A zero-based view of `length` bytes at a local offset (no copy).
-  private func bytes(at offset: Int, length: Int) -> NDEFBytes {
-    let start = input.startIndex + offset
-    return NDEFBytes(input[start..<(start + length)])
-  }
 
   /// An error at a local offset.
   private func failure(
@@ -40,10 +34,8 @@ struct MessageParser {
 
   /// Parses the whole buffer as one message.
   ///
-  /// - Parameters:
-  ///   - budget: records that may still be read (shared with nested messages); decremented per chunk.
-  ///   - recordStarts: when not `nil`, receives the local offset of each logical record's first header.
-  func parseMessage(budget: inout Int, recordStarts: inout [Int]?) throws(NDEFError) -> [NDEFRecord] {
+  /// - Parameter budget: records that may still be read (shared with nested messages); decremented per chunk.
+  func parseMessage(budget: inout Int) throws(NDEFError) -> [NDEFRecord] {
     guard depth <= options.effectiveMaxNestingDepth else {
       throw failure(
         .nestingTooDeep, "Smart Posters nest \(depth) deep", at: 0,
@@ -58,6 +50,7 @@ struct MessageParser {
         expected: "at least one record (the empty message is D0 00 00)", record: 0)
     }
     var records: [NDEFRecord] = []
+    records.reserveCapacity(headerCount(upTo: budget))
     var position = 0
     while true {
       let index = records.count
@@ -89,24 +82,20 @@ struct MessageParser {
         guard header.payloadLength <= payloadLimit else {
           throw payloadTooLarge(header.payloadLength, at: header.payloadLengthOffset, record: index)
         }
+        let start = input.startIndex + header.typeStart
         record = NDEFRecord(
-          validated: header.typeNameFormat,
-          type: bytes(at: header.typeStart, length: header.typeLength),
-          identifier: bytes(at: header.idStart, length: header.idLength),
-          payload: bytes(at: header.payloadStart, length: header.payloadLength))
+          validated: header.typeNameFormat, fields: input[start..<(input.startIndex + header.end)],
+          typeLength: header.typeLength, identifierLength: header.idLength)
         last = header
       }
       if options.validatesWellKnownPayloads {
-        if depth > 0 {
-          try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
-            try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
-          }
-        } else {
-          try validateWellKnownPayload(of: record, at: header.start, budget: &budget)
+        do {
+          try validateWellKnownPayload(of: record, header: header, budget: &budget)
+        } catch {
+          throw depth > 0 ? error.naming(record: index, depth: depth) : error
         }
       }
-      records.append(record)
-      recordStarts?.append(header.start)
+      records.append(consume record)
       position = last.end
       if last.messageEnd {
         guard position == count else {
@@ -117,6 +106,45 @@ struct MessageParser {
         return records
       }
     }
+  }
+
+  /// The number of record and chunk headers, up to `limit`, found by following the lengths from the start
+  /// until the ME flag, the end of the input or a length past it: the capacity to reserve for the records
+  /// (without looking at anything else, so it may count chunks and malformed records too).
+  private func headerCount(upTo limit: Int) -> Int {
+    var headers = 0
+    var position = 0
+    while headers < limit, position < count {
+      let flags = byte(position)
+      let lengthsSize = 2 + (flags & 0x10 != 0 ? 1 : 4) + (flags & 0x08 != 0 ? 1 : 0)
+      guard count - position >= lengthsSize else { break }
+      let typeLength = Int(byte(position + 1))
+      let payloadLength =
+        flags & 0x10 != 0
+        ? Int(byte(position + 2))
+        : Int(byte(position + 2)) << 24 | Int(byte(position + 3)) << 16 | Int(byte(position + 4)) << 8
+          | Int(byte(position + 5))
+      let idLength = flags & 0x08 != 0 ? Int(byte(position + lengthsSize - 1)) : 0
+      headers += 1
+      guard flags & 0x40 == 0 else { break }
+      position += lengthsSize + typeLength + idLength + payloadLength
+    }
+    return headers
+  }
+
+  /// The local offset of the first header of logical record `index` of a message that parsed (found again
+  /// by following the headers: only errors need it).
+  func start(ofRecord index: Int) -> Int {
+    var position = 0
+    var record = 0
+    while record < index, position < count, var header = try? readHeader(at: position, record: record) {
+      while header.chunked, header.end < count, let next = try? readHeader(at: header.end, record: record) {
+        header = next
+      }
+      position = header.end
+      record += 1
+    }
+    return position
   }
 
   /// The largest payload accepted for one logical record.
@@ -312,18 +340,20 @@ struct MessageParser {
       chunk += 1
     } while last.chunked
 
-    var payload: [UInt8] = []
-    payload.reserveCapacity(total)
+    // TYPE and ID of the first chunk, then every chunk's payload: the record's fields in one buffer.
+    var fields: [UInt8] = []
+    fields.reserveCapacity(first.typeLength + first.idLength + total)
+    fields += input[(input.startIndex + first.typeStart)..<(input.startIndex + first.payloadStart)]
     position = first.start
     while position < last.end {
       let header = try readHeader(at: position, record: record)
       let start = input.startIndex + header.payloadStart
-      payload.append(contentsOf: input[start..<(start + header.payloadLength)])
+      fields.append(contentsOf: input[start..<(start + header.payloadLength)])
       position = header.end
     }
     let joined = NDEFRecord(
-      validated: first.typeNameFormat, type: bytes(at: first.typeStart, length: first.typeLength),
-      identifier: bytes(at: first.idStart, length: first.idLength), payload: NDEFBytes(payload))
+      validated: first.typeNameFormat, fields: fields[...], typeLength: first.typeLength,
+      identifierLength: first.idLength)
     return (joined, last)
   }
 
@@ -340,19 +370,82 @@ struct MessageParser {
     return recordStart
   }
 
+  /// The offsets reported for the payload of the record whose first header is `header`: the input's own
+  /// offsets, shifted, unless the payload was joined from chunks.
+  private func payloadOffsets(of header: RecordHeader) -> ErrorOffsets {
+    guard header.chunked else { return absolute.shifted(by: header.payloadStart) }
+    return ErrorOffsets { [self] in absolute(localOffset(ofPayloadByte: $0, recordStart: header.start)) }
+  }
+
+  /// The offset reported for byte `index` of the payload of logical record `record` (found again by
+  /// following the headers: only errors need it).
+  func offset(ofPayloadByte index: Int, record: Int) -> Int {
+    absolute(localOffset(ofPayloadByte: index, recordStart: start(ofRecord: record)))
+  }
+
   /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input.
-  private func validateWellKnownPayload(of record: NDEFRecord, at recordStart: Int, budget: inout Int)
+  private func validateWellKnownPayload(of record: NDEFRecord, header: RecordHeader, budget: inout Int)
     throws(NDEFError)
   {
     guard record.typeNameFormat == .nfcWellKnown, record.type.count <= 2 else { return }
-    if record.isWellKnown("T") {
-      try TextRecord.check(record.payload) { absolute(localOffset(ofPayloadByte: $0, recordStart: recordStart)) }
-    } else if record.isWellKnown("U") {
-      try URIRecord.check(record.payload) { absolute(localOffset(ofPayloadByte: $0, recordStart: recordStart)) }
-    } else if record.isWellKnown("Sp") {
-      let offset = { (index: Int) -> Int in absolute(localOffset(ofPayloadByte: index, recordStart: recordStart)) }
+    if record.isWellKnown(UInt8(ascii: "T")) {
+      do {
+        try TextRecord.check(record.payload) { $0 }
+      } catch {
+        throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
+      }
+    } else if record.isWellKnown(UInt8(ascii: "U")) {
+      do {
+        try URIRecord.check(record.payload) { $0 }
+      } catch {
+        throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
+      }
+    } else if record.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p")) {
       _ = try SmartPosterRecord.parse(
-        record.payload, options: options, depth: depth + 1, budget: &budget, offset: offset, building: false)
+        record.payload, options: options, depth: depth + 1, budget: &budget, offset: payloadOffsets(of: header),
+        building: false)
     }
+  }
+}
+
+/// Maps offsets local to a parsed buffer to the offsets reported in errors: the buffer's position in the
+/// input added, or, for a payload joined from chunks, a function that follows the chunks (the only case
+/// that allocates, and it is rare).
+struct ErrorOffsets {
+  /// A function from local offsets to reported ones, in a class so that copying offsets retains at most one
+  /// reference.
+  private final class Mapping {
+    let map: (Int) -> Int
+    init(_ map: @escaping (Int) -> Int) { self.map = map }
+  }
+
+  /// Added to a local offset when there is no `mapping`.
+  private let base: Int
+  /// Maps a local offset, for buffers that are not one piece of the input.
+  private let mapping: Mapping?
+
+  private init(base: Int, mapping: Mapping?) {
+    self.base = base
+    self.mapping = mapping
+  }
+
+  /// The offsets of the input itself.
+  static var identity: ErrorOffsets { ErrorOffsets(base: 0, mapping: nil) }
+
+  /// Offsets given by a function.
+  init(_ mapping: @escaping (Int) -> Int) {
+    self.init(base: 0, mapping: Mapping(mapping))
+  }
+
+  /// The offset reported for local offset `local`.
+  func callAsFunction(_ local: Int) -> Int {
+    guard let mapping else { return base + local }
+    return mapping.map(local)
+  }
+
+  /// The offsets of a buffer that starts at local offset `start` of this one.
+  func shifted(by start: Int) -> ErrorOffsets {
+    guard let mapping else { return ErrorOffsets(base: base + start, mapping: nil) }
+    return ErrorOffsets { mapping.map(start + $0) }
   }
 }

@@ -14,7 +14,7 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   CustomStringConvertible
 {
   /// The bytes, as a slice of the buffer they were decoded from.
-  private(set) var storage: ArraySlice<UInt8>
+  @usableFromInline private(set) var storage: ArraySlice<UInt8>
 
   /// Creates an empty view.
   public init() { storage = [] }
@@ -82,6 +82,7 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   public var description: String { hex }
 
   /// Calls `body` with the bytes' contiguous storage.
+  @inlinable
   public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     // `ArraySlice.withUnsafeBytes` is not typed-throws; keep the typed error across the call.
     var result: Result<R, E>?

@@ -13,8 +13,8 @@
 /// show what a sloppy tag holds, and the typed views and builders are where names are checked.
 /// ndeflib rejects some of them (a non-ASCII name, a media type without `/`); tests pin the difference.
 ///
-/// Types, identifiers and payloads of the decoded records are views of `bytes` (no copy), except the
-/// payloads of chunked records, which are joined into a new buffer. No allocation is sized from a length
+/// Types, identifiers and payloads of the decoded records are views of `bytes` (no copy), except those of
+/// chunked records, whose type, identifier and joined payloads are copied into a new buffer. No allocation is sized from a length
 /// field before the bytes it announces are known to be present, so memory stays proportional to the input:
 /// byte buffers never exceed it, and the list of records holds at most one record value (about 100
 /// bytes) per 3 input bytes — the smallest record — and never more than
@@ -46,10 +46,9 @@ public struct NDEFDecoder: Sendable {
   ///
   /// - Throws: ``NDEFError``; `offset` counts from `bytes.startIndex`.
   public func decode(_ bytes: ArraySlice<UInt8>) throws(NDEFError) -> NDEFMessage {
-    let parser = MessageParser(input: bytes, options: options, depth: 0, absolute: { $0 })
+    let parser = MessageParser(input: bytes, options: options, depth: 0, absolute: .identity)
     var budget = options.effectiveMaxRecords
-    var starts: [Int]? = nil
-    return NDEFMessage(validated: try parser.parseMessage(budget: &budget, recordStarts: &starts))
+    return NDEFMessage(validated: try parser.parseMessage(budget: &budget))
   }
 
   /// Decodes one message that fills `bytes` exactly, e.g. the payload of a record.

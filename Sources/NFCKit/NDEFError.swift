@@ -128,10 +128,24 @@ extension NDEFError {
     do {
       return try body()
     } catch {
-      var error = error
-      error.context["record"] = error.context["record"] ?? String(index)
-      error.context["depth"] = error.context["depth"] ?? String(depth)
-      throw error
+      throw error.naming(record: index, depth: depth)
     }
+  }
+
+  /// This error naming the record and nesting depth, as ``naming(record:depth:_:)`` does.
+  func naming(record index: Int, depth: Int) -> NDEFError {
+    var error = self
+    error.context["record"] = error.context["record"] ?? String(index)
+    error.context["depth"] = error.context["depth"] ?? String(depth)
+    return error
+  }
+
+  /// This error with its offset mapped: the checks of typed payloads run with offsets in the payload, and
+  /// the decoder maps an error's offset into its input afterwards, so that nothing is captured or allocated
+  /// for error reporting unless a check fails.
+  func mappingOffset(_ map: (Int) -> Int) -> NDEFError {
+    var error = self
+    error.offset = map(offset)
+    return error
   }
 }

@@ -22,12 +22,28 @@
 public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   /// How to read ``type``.
   public let typeNameFormat: TypeNameFormat
+  /// TYPE, ID and PAYLOAD one after the other, as they lie on the wire: for a decoded record that is not
+  /// chunked, one slice of the input. So a record holds one reference, and copying one retains one buffer,
+  /// not three.
+  private let fields: ArraySlice<UInt8>
+  /// The length of TYPE, at the start of ``fields``.
+  private let typeLength: UInt8
+  /// The length of ID, after TYPE in ``fields``.
+  private let identifierLength: UInt8
+
   /// The TYPE field, e.g. `T` for a well-known Text record or `text/plain` for a media record.
-  public let type: NDEFBytes
+  public var type: NDEFBytes {
+    NDEFBytes(fields[fields.startIndex..<(fields.startIndex + Int(typeLength))])
+  }
   /// The ID field; empty when the record has none.
-  public let identifier: NDEFBytes
+  public var identifier: NDEFBytes {
+    let start = fields.startIndex + Int(typeLength)
+    return NDEFBytes(fields[start..<(start + Int(identifierLength))])
+  }
   /// The PAYLOAD field; for a record decoded from chunks, the chunks' payloads joined.
-  public let payload: NDEFBytes
+  public var payload: NDEFBytes {
+    NDEFBytes(fields[(fields.startIndex + Int(typeLength) + Int(identifierLength))...])
+  }
 
   /// Creates a record, checking the NDEF rules listed on the type.
   ///
@@ -76,12 +92,41 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
     self.init(validated: typeNameFormat, type: type, identifier: identifier, payload: payload)
   }
 
-  /// Creates a record whose fields the caller (the decoder) has already checked.
+  /// Creates a record whose fields the caller has already checked (TYPE and ID at most 255 bytes each); the
+  /// three fields are copied into one buffer unless only the payload has bytes.
   init(validated typeNameFormat: TypeNameFormat, type: NDEFBytes, identifier: NDEFBytes, payload: NDEFBytes) {
+    var fields = payload.storage
+    if !type.isEmpty || !identifier.isEmpty {
+      var joined: [UInt8] = []
+      joined.reserveCapacity(type.count + identifier.count + payload.count)
+      joined += type.storage
+      joined += identifier.storage
+      joined += payload.storage
+      fields = joined[...]
+    }
+    self.init(validated: typeNameFormat, fields: fields, typeLength: type.count, identifierLength: identifier.count)
+  }
+
+  /// Creates a record from TYPE, ID and PAYLOAD one after the other in `fields`: the decoder's record, which
+  /// the caller has checked.
+  init(validated typeNameFormat: TypeNameFormat, fields: ArraySlice<UInt8>, typeLength: Int, identifierLength: Int) {
     self.typeNameFormat = typeNameFormat
-    self.type = type
-    self.identifier = identifier
-    self.payload = payload
+    self.fields = fields
+    self.typeLength = UInt8(typeLength)
+    self.identifierLength = UInt8(identifierLength)
+  }
+
+  /// Two records are equal when their four fields hold the same bytes.
+  public static func == (lhs: NDEFRecord, rhs: NDEFRecord) -> Bool {
+    lhs.typeNameFormat == rhs.typeNameFormat && lhs.type == rhs.type && lhs.identifier == rhs.identifier
+      && lhs.payload == rhs.payload
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(typeNameFormat)
+    hasher.combine(type)
+    hasher.combine(identifier)
+    hasher.combine(payload)
   }
 
   /// The empty record (TNF 0, no type, identifier or payload); on its own it encodes as `D0 00 00`.
@@ -189,13 +234,27 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
 
   /// Whether the record is a well-known record of the given type name (compared byte for byte).
   public func isWellKnown(_ name: String) -> Bool {
-    guard typeNameFormat == .nfcWellKnown, type.count == name.utf8.count else { return false }
-    var index = 0
-    for byte in name.utf8 {
-      guard type[index] == byte else { return false }
-      index += 1
+    guard typeNameFormat == .nfcWellKnown else { return false }
+    var name = name
+    return name.withUTF8 { name in
+      fields.withUnsafeBufferPointer { fields in
+        name.count == Int(typeLength) && UnsafeBufferPointer(rebasing: fields[..<name.count]).elementsEqual(name)
+      }
     }
-    return true
+  }
+
+  /// Whether the record is a well-known record whose type is the one byte `name` (the decoder's test for
+  /// `T`, `U`, `s` and `t`).
+  func isWellKnown(_ name: UInt8) -> Bool {
+    typeNameFormat == .nfcWellKnown && typeLength == 1 && fields[fields.startIndex] == name
+  }
+
+  /// Whether the record is a well-known record whose type is the bytes `first`, `second` and the optional
+  /// `third` (the decoder's test for `Sp` and `act`).
+  func isWellKnown(_ first: UInt8, _ second: UInt8, _ third: UInt8? = nil) -> Bool {
+    guard typeNameFormat == .nfcWellKnown, typeLength == (third == nil ? 2 : 3) else { return false }
+    let start = fields.startIndex
+    return fields[start] == first && fields[start + 1] == second && (third.map { fields[start + 2] == $0 } ?? true)
   }
 
   /// `NDEFRecord(tnf: nfcWellKnown, type: 54, id: , payload: 02656e…)`, bytes in hex.

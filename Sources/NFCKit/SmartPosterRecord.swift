@@ -73,7 +73,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
     }
     var budget = options.effectiveMaxRecords
     let parsed = try parsingOnItsOwn { () throws(NDEFError) in
-      try SmartPosterRecord.parse(record.payload, options: options, depth: 1, budget: &budget, offset: { $0 })
+      try SmartPosterRecord.parse(record.payload, options: options, depth: 1, budget: &budget, offset: .identity)
     }
     // Parsing with `building` (the default) always returns a value.
     self = parsed!
@@ -126,17 +126,15 @@ public struct SmartPosterRecord: Hashable, Sendable {
   /// Parses a Smart Poster payload as a nested message at `depth`; `offset` maps payload indices to the
   /// offsets reported in errors. With `building` false it only checks (the decoder's check) and returns nil.
   static func parse(
-    _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int,
-    offset: @escaping (Int) -> Int, building: Bool = true
+    _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
+    building: Bool = true
   ) throws(NDEFError) -> SmartPosterRecord? {
     let parser = MessageParser(input: payload.storage, options: options, depth: depth, absolute: offset)
-    var starts: [Int]? = []
-    let records = try parser.parseMessage(budget: &budget, recordStarts: &starts)
-    let recordStarts = starts ?? []
+    let records = try parser.parseMessage(budget: &budget)
 
     func violation(_ message: String, record index: Int, expected: String) -> NDEFError {
       NDEFError(
-        .invalidSmartPoster, message, offset: offset(recordStarts[index]), expected: expected,
+        .invalidSmartPoster, message, offset: offset(parser.start(ofRecord: index)), expected: expected,
         context: ["record": String(index), "depth": String(depth)])
     }
 
@@ -145,46 +143,45 @@ public struct SmartPosterRecord: Hashable, Sendable {
     var seenAction = false
     var seenSize = false
     var seenType = false
-    var languages: Set<[UInt8]> = []  // A set: a poster may hold thousands of titles.
-    for (index, record) in records.enumerated() {
-      let payloadOffset = { (byte: Int) -> Int in
-        offset(parser.localOffset(ofPayloadByte: byte, recordStart: recordStarts[index]))
-      }
-      if record.isWellKnown("U") {
+    var languages = TitleLanguages()
+    /// An error of a typed payload check, which reports offsets in the payload, as the decoder reports it.
+    func failure(_ error: NDEFError, record index: Int) -> NDEFError {
+      error.mappingOffset { parser.offset(ofPayloadByte: $0, record: index) }.naming(record: index, depth: depth)
+    }
+
+    for index in records.indices {
+      let record = records[index]
+      if record.isWellKnown(UInt8(ascii: "U")) {
         guard !seenURI else {
           throw violation("the Smart Poster has a second URI record", record: index, expected: "exactly one URI record")
         }
         seenURI = true
-        if building {
-          poster.uri = try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
-            try URIRecord.parse(record.payload, offset: payloadOffset)
+        do {
+          if building {
+            poster.uri = try URIRecord.parse(record.payload) { $0 }
+          } else {
+            try URIRecord.check(record.payload) { $0 }
           }
-        } else {
-          _ = try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
-            try URIRecord.check(record.payload, offset: payloadOffset)
+        } catch {
+          throw failure(error, record: index)
+        }
+      } else if record.isWellKnown(UInt8(ascii: "T")) {
+        do {
+          if building {
+            poster.titles.append(try TextRecord.parse(record.payload) { $0 })
+          } else {
+            try TextRecord.check(record.payload) { $0 }
           }
+        } catch {
+          throw failure(error, record: index)
         }
-      } else if record.isWellKnown("T") {
-        if building {
-          poster.titles.append(
-            try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
-              try TextRecord.parse(record.payload, offset: payloadOffset)
-            })
-        } else {
-          try NDEFError.naming(record: index, depth: depth) { () throws(NDEFError) in
-            try TextRecord.check(record.payload, offset: payloadOffset)
-          }
-        }
-        // A valid Text payload starts with the status byte and the US-ASCII language code.
-        let language = record.payload[1..<(1 + Int(record.payload[0] & 0x3F))].map { byte in
-          (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-        }
-        guard languages.insert(language).inserted else {
+        guard languages.insert(titleAt: index, of: records) else {
+          let language = String(decoding: TitleLanguages.key(of: record), as: UTF8.self)
           throw violation(
-            "the Smart Poster has a second title in \"\(String(decoding: language, as: UTF8.self))\"",
-            record: index, expected: "at most one title per language")
+            "the Smart Poster has a second title in \"\(language)\"", record: index,
+            expected: "at most one title per language")
         }
-      } else if record.isWellKnown("act") {
+      } else if record.isWellKnown(UInt8(ascii: "a"), UInt8(ascii: "c"), UInt8(ascii: "t")) {
         guard !seenAction else {
           throw violation(
             "the Smart Poster has a second action record", record: index, expected: "at most one act record")
@@ -196,7 +193,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
             expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
         }
         poster.action = value
-      } else if record.isWellKnown("s") {
+      } else if record.isWellKnown(UInt8(ascii: "s")) {
         guard !seenSize else {
           throw violation("the Smart Poster has a second size record", record: index, expected: "at most one s record")
         }
@@ -207,7 +204,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
             expected: "a 4-byte big-endian size")
         }
         poster.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
-      } else if record.isWellKnown("t") {
+      } else if record.isWellKnown(UInt8(ascii: "t")) {
         guard !seenType else {
           throw violation("the Smart Poster has a second type record", record: index, expected: "at most one t record")
         }
@@ -215,7 +212,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         let invalid = UnicodeValidation.firstInvalidUTF8(record.payload)
         guard invalid == record.payload.count else {
           throw NDEFError(
-            .invalidUTF8, "the type record is not valid UTF-8", offset: payloadOffset(invalid),
+            .invalidUTF8, "the type record is not valid UTF-8",
+            offset: parser.offset(ofPayloadByte: invalid, record: index),
             expected: UnicodeValidation.utf8Expectation, context: ["record": String(index), "depth": String(depth)])
         }
         if building { poster.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
@@ -233,5 +231,54 @@ public struct SmartPosterRecord: Hashable, Sendable {
         expected: "exactly one URI record", context: ["depth": String(depth)])
     }
     return building ? poster : nil
+  }
+}
+
+/// The language codes of a Smart Poster's titles, to find a second title in one language (compared without
+/// regard to ASCII case): compared one by one with the earlier titles while there are few, in a set once
+/// there are many (a poster may hold thousands of titles).
+private struct TitleLanguages {
+  /// Titles compared one by one before the set is built.
+  private static let fewTitles = 16
+  private var count = 0
+  private var many: Set<[UInt8]> = []
+
+  /// Adds the language of the title `records[index]`, whose payload and those of the earlier titles are valid
+  /// Text payloads; returns false when an earlier title has the same language.
+  mutating func insert(titleAt index: Int, of records: [NDEFRecord]) -> Bool {
+    count += 1
+    let language = Self.language(of: records[index])
+    if count <= Self.fewTitles {
+      for earlier in 0..<index where records[earlier].isWellKnown(UInt8(ascii: "T")) {
+        if Self.sameIgnoringCase(Self.language(of: records[earlier]), language) { return false }
+      }
+      return true
+    }
+    if count == Self.fewTitles + 1 {
+      for earlier in 0..<index where records[earlier].isWellKnown(UInt8(ascii: "T")) {
+        many.insert(Self.key(of: records[earlier]))
+      }
+    }
+    return many.insert(Self.key(of: records[index])).inserted
+  }
+
+  /// The language code of a valid Text payload: after the status byte, as long as its low six bits say.
+  private static func language(of title: NDEFRecord) -> NDEFBytes {
+    title.payload[1..<(1 + Int(title.payload[0] & 0x3F))]
+  }
+
+  /// The language code of a title in lower case.
+  static func key(of title: NDEFRecord) -> [UInt8] {
+    language(of: title).map(lowercased)
+  }
+
+  private static func lowercased(_ byte: UInt8) -> UInt8 {
+    (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+  }
+
+  private static func sameIgnoringCase(_ first: NDEFBytes, _ second: NDEFBytes) -> Bool {
+    guard first.count == second.count else { return false }
+    for index in 0..<first.count where lowercased(first[index]) != lowercased(second[index]) { return false }
+    return true
   }
 }

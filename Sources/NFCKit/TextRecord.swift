@@ -164,7 +164,7 @@ public struct TextRecord: Hashable, Sendable {
           offset: offset(0), expected: "a language code length of at most \(payload.count - 1)",
           context: ["field": "status"])
       }
-      for index in 1...languageLength where !(0x21...0x7E).contains(payload[index]) {
+      for index in 1..<(languageLength + 1) where !(0x21...0x7E).contains(payload[index]) {
         throw NDEFError(
           .invalidTextRecord, "the language code has the byte 0x\(String(payload[index], radix: 16))",
           offset: offset(index), expected: "a language code in printable US-ASCII",

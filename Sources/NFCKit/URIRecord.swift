@@ -93,7 +93,7 @@ public struct URIRecord: Hashable, Sendable {
         .invalidUTF8, "the URI field is not valid UTF-8", offset: offset(1 + invalid),
         expected: UnicodeValidation.utf8Expectation, context: ["field": "uri"])
     }
-    if let index = field.firstIndex(where: { $0 < 0x20 }) {
+    if let index = field.storage.withUnsafeBufferPointer({ $0.firstIndex(where: { $0 < 0x20 }) }) {
       throw NDEFError(
         .invalidURI, "the URI field holds the control character 0x\(String(field[index], radix: 16))",
         offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",

@@ -76,43 +76,75 @@ enum UnicodeValidation {
   /// (an odd trailing byte, an unpaired surrogate) and what was expected there, or `nil` when valid.
   static func firstInvalidUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> (at: Int, expected: String)? {
     guard bytes.count % 2 == 0 else { return (bytes.count - 1, "an even number of bytes of UTF-16") }
-    let count = bytes.count
-    func unit(_ index: Int) -> UInt16 {
-      let first = UInt16(bytes[index])
-      let second = UInt16(bytes[index + 1])
-      return bigEndian ? first << 8 | second : second << 8 | first
-    }
-    var index = 0
-    while index < count {
-      switch unit(index) {
-      case 0xD800...0xDBFF:
-        guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(index + 2)) else {
-          return (index, "a low surrogate (DC00-DFFF) after the high surrogate")
+    return bytes.storage.withUnsafeBufferPointer { buffer in
+      let count = buffer.count
+      var index = 0
+      while index < count {
+        switch unit(buffer, at: index, bigEndian: bigEndian) {
+        case 0xD800...0xDBFF:
+          guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(buffer, at: index + 2, bigEndian: bigEndian))
+          else {
+            return (index, "a low surrogate (DC00-DFFF) after the high surrogate")
+          }
+          index += 4
+        case 0xDC00...0xDFFF:
+          return (index, "a high surrogate (D800-DBFF) before the low surrogate")
+        default:
+          index += 2
         }
-        index += 4
-      case 0xDC00...0xDFFF:
-        return (index, "a high surrogate (D800-DBFF) before the low surrogate")
-      default:
-        index += 2
       }
+      return nil
     }
-    return nil
   }
 
-  /// Decodes UTF-16 code units stored two bytes each in the given byte order.
+  /// Decodes UTF-16 code units stored two bytes each in the given byte order, straight to the string's
+  /// UTF-8 (no array of code units on the way).
   static func decodeUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> Outcome {
     if let (index, expected) = firstInvalidUTF16(bytes, bigEndian: bigEndian) {
       return .invalid(at: index, expected: expected)
     }
-    var units: [UInt16] = []
-    units.reserveCapacity(bytes.count / 2)
-    var index = 0
-    while index < bytes.count {
-      let first = UInt16(bytes[index])
-      let second = UInt16(bytes[index + 1])
-      units.append(bigEndian ? first << 8 | second : second << 8 | first)
-      index += 2
+    let text = bytes.storage.withUnsafeBufferPointer { buffer in
+      // A unit takes at most 3 bytes of UTF-8; a surrogate pair (2 units) takes 4.
+      String(unsafeUninitializedCapacity: buffer.count / 2 * 3) { utf8 in
+        var written = 0
+        var index = 0
+        while index + 1 < buffer.count {
+          let first = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
+          index += 2
+          if first < 0x80 {
+            utf8[written] = UInt8(first)
+            written += 1
+          } else if first < 0x800 {
+            utf8[written] = UInt8(0xC0 | first >> 6)
+            utf8[written + 1] = UInt8(0x80 | first & 0x3F)
+            written += 2
+          } else if first & 0xFC00 == 0xD800 {
+            // Checked above: a low surrogate follows.
+            let second = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
+            index += 2
+            let scalar = 0x10000 + ((first - 0xD800) << 10 | (second - 0xDC00))
+            utf8[written] = UInt8(0xF0 | scalar >> 18)
+            utf8[written + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+            utf8[written + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+            utf8[written + 3] = UInt8(0x80 | scalar & 0x3F)
+            written += 4
+          } else {
+            utf8[written] = UInt8(0xE0 | first >> 12)
+            utf8[written + 1] = UInt8(0x80 | first >> 6 & 0x3F)
+            utf8[written + 2] = UInt8(0x80 | first & 0x3F)
+            written += 3
+          }
+        }
+        return written
+      }
     }
-    return .valid(String(decoding: units, as: UTF16.self))
+    return .valid(text)
+  }
+
+  /// The UTF-16 code unit at byte `index` (which must have a byte after it).
+  private static func unit(_ buffer: UnsafeBufferPointer<UInt8>, at index: Int, bigEndian: Bool) -> UInt16 {
+    let first = UInt16(buffer[index])
+    let second = UInt16(buffer[index + 1])
+    return bigEndian ? first << 8 | second : second << 8 | first
   }
 }

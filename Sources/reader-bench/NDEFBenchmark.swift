@@ -1,3 +1,4 @@
+import CNDEFHeaderWalk
 import Foundation
 import NFCKit
 
@@ -13,24 +14,32 @@ import NFCKit
 /// On one corpus built here (400 mixed messages of every record kind ndeflib also decodes, and one message
 /// with a 512 KiB payload) it measures `iterations` passes of: NFCKit decoding as `readerctl` does it
 /// (structure and well-known payloads checked, no strings built), decoding plus the typed views (Text, URI
-/// and Smart Poster values with their strings, which is what ndeflib's decoder produces), decoding the
-/// structure only, and a plain copy of the same bytes (an `Array` made from the bytes' buffer: `Array(bytes)`
-/// itself would only share the buffer). When the ndeflib oracle is installed (`.ci/ndef-oracle.sh`), one
-/// Python process (`Tests/NFCKitTests/Oracle/ndef_bench.py`) holds the corpus and, in its turn in each round,
-/// times the same number of passes of ndeflib decoding it (the decode loop only).
+/// and Smart Poster values with their strings, and the type names of the other records, which is what
+/// ndeflib's decoder produces), decoding the structure only, a validating walk over the record headers in C
+/// (`ndef_header_walk`, the bare baseline of the structure decode), and a plain copy of the same bytes (an
+/// `Array` made from the bytes' buffer: `Array(bytes)` itself would only share the buffer). Every case reads
+/// every payload byte: the decoder checks Text, URI and Smart Poster payloads, and each case adds up the
+/// bytes of the payloads nobody else reads (media, absolute-URI, external and unknown records, and every
+/// payload in the structure-only decode and the C walk), as ndeflib copies them into `bytes` values. When
+/// the ndeflib oracle is installed (`.ci/ndef-oracle.sh`), one Python process
+/// (`Tests/NFCKitTests/Oracle/ndef_bench.py`) holds the corpus and, in its turn in each round, times the same
+/// number of passes of ndeflib decoding it (the decode loop only).
 func runNDEFBenchmark(iterations: Int) -> [Ratio] {
   let iterations = max(1, iterations)
   let mixed = NDEFBenchmarkCorpus.mixed()
   let large = [NDEFBenchmarkCorpus.largePayload()]
+  NDEFBenchmarkTimer.checkBaseline(on: mixed + large)
+  func timed(_ work: NDEFBenchmarkTimer.Work, on corpus: [[UInt8]]) -> () -> Void {
+    { NDEFBenchmarkTimer.run(work, on: corpus, iterations: iterations) }
+  }
   var cases: [Comparison.Case] = [
-    .init("ndef.mixed.decode") { NDEFBenchmarkTimer.run(.decode, on: mixed, iterations: iterations) },
-    .init("ndef.mixed.decodeTyped") { NDEFBenchmarkTimer.run(.decodeTyped, on: mixed, iterations: iterations) },
-    .init("ndef.mixed.decodeStructure") {
-      NDEFBenchmarkTimer.run(.decodeStructure, on: mixed, iterations: iterations)
-    },
-    .init("ndef.mixed.copy") { NDEFBenchmarkTimer.run(.copy, on: mixed, iterations: iterations) },
-    .init("ndef.large.decode") { NDEFBenchmarkTimer.run(.decode, on: large, iterations: iterations) },
-    .init("ndef.large.copy") { NDEFBenchmarkTimer.run(.copy, on: large, iterations: iterations) },
+    .init("ndef.mixed.decode", timed(.decode, on: mixed)),
+    .init("ndef.mixed.decodeTyped", timed(.decodeTyped, on: mixed)),
+    .init("ndef.mixed.decodeStructure", timed(.decodeStructure, on: mixed)),
+    .init("ndef.mixed.headerWalk", timed(.headerWalk, on: mixed)),
+    .init("ndef.mixed.copy", timed(.copy, on: mixed)),
+    .init("ndef.large.decode", timed(.decode, on: large)),
+    .init("ndef.large.copy", timed(.copy, on: large)),
   ]
   var ndeflibLine = "  ndeflib: not measured (run .ci/ndef-oracle.sh to install the oracle)"
   var oracles: [NDEFBenchmarkPython] = []
@@ -43,7 +52,9 @@ func runNDEFBenchmark(iterations: Int) -> [Ratio] {
         .reported("ndef.mixed.ndeflib") { mixedPython.seconds(iterations: iterations) },
         .reported("ndef.large.ndeflib") { largePython.seconds(iterations: iterations) },
       ]
-      ndeflibLine = "  ndeflib 0.3.3 times its own decode loop in a Python process, in its turn in each round"
+      ndeflibLine =
+        "  ndeflib 0.3.3 times its own decode loop in a Python process, in its turn in each round, "
+        + "\(iterations) passes like every case"
     }
   } catch {
     ndeflibLine = "  ndeflib: failed (\(error))"
@@ -59,6 +70,9 @@ func runNDEFBenchmark(iterations: Int) -> [Ratio] {
       "ndef.mixed: ndeflib / decode with typed records", "ndef.mixed.ndeflib", over: "ndef.mixed.decodeTyped",
       goal: .atLeast(50)),
     timings.ratio("ndef.large: ndeflib / decode", "ndef.large.ndeflib", over: "ndef.large.decode"),
+    timings.ratio(
+      "ndef.mixed: C header walk / decode structure", "ndef.mixed.headerWalk", over: "ndef.mixed.decodeStructure",
+      goal: .atLeast(0.3)),
   ]
   let mixedBytes = Double(mixed.reduce(0) { $0 + $1.count } * iterations)
   func megabytes(_ name: String) -> String {
@@ -69,7 +83,8 @@ func runNDEFBenchmark(iterations: Int) -> [Ratio] {
     NDEF decode benchmark: \(BenchOptions.current.rounds) rounds of \(iterations) passes over \(mixed.count) mixed \
     messages (\(mixed.reduce(0) { $0 + $1.count }) bytes) and 1 message of \(large[0].count) bytes
       NFCKit decode \(megabytes("ndef.mixed.decode")), with typed records \(megabytes("ndef.mixed.decodeTyped")), \
-    structure only \(megabytes("ndef.mixed.decodeStructure")); plain copy \(megabytes("ndef.mixed.copy")) (medians)
+    structure only \(megabytes("ndef.mixed.decodeStructure")); C header walk \(megabytes("ndef.mixed.headerWalk")), \
+    plain copy \(megabytes("ndef.mixed.copy")) (medians)
     \(ndeflibLine)
     """)
   print(ratios.map(\.line).joined(separator: "\n"))
@@ -131,48 +146,114 @@ private enum NDEFBenchmarkTimer {
   enum Work {
     /// `NDEFDecoder().decode`, well-known payloads checked (the default options).
     case decode
-    /// `decode`, then the Text, URI and Smart Poster values of the records, strings included.
+    /// `decode`, then the Text, URI and Smart Poster values of the records, strings included, and the type
+    /// names of the other records.
     case decodeTyped
     /// `decode` without the well-known payload checks.
     case decodeStructure
+    /// `ndef_header_walk` in C: the structure checks, no values built.
+    case headerWalk
     /// A copy of the bytes into a new array.
     case copy
   }
 
   static func run(_ work: Work, on corpus: [[UInt8]], iterations: Int) {
-    let decoder = NDEFDecoder(options: NDEFDecodingOptions(validatesWellKnownPayloads: work != .decodeStructure))
+    let options = NDEFDecodingOptions(validatesWellKnownPayloads: work != .decodeStructure)
+    let decoder = NDEFDecoder(options: options)
     var sink = 0
     for _ in 0..<iterations {
       for bytes in corpus {
-        if work == .copy {
+        switch work {
+        case .copy:
           // `Array(bytes)` of an array only shares its buffer (copy on write); copy the bytes for real.
           let copy = bytes.withUnsafeBufferPointer { Array($0) }
           sink &+= copy.count &+ Int(copy[copy.count / 2])
-          continue
+        case .headerWalk:
+          var sum: UInt64 = 0
+          let records = bytes.withUnsafeBufferPointer {
+            ndef_header_walk($0.baseAddress, $0.count, options.maxRecords, UInt64(options.maxPayloadSize), &sum)
+          }
+          precondition(records > 0, "benchmark corpus must decode")
+          sink &+= records &+ Int(truncatingIfNeeded: sum)
+        case .decode, .decodeTyped, .decodeStructure:
+          guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
+          sink &+= message.records.count
+          for record in message.records {
+            // The decoder read the Text, URI and Smart Poster payloads; read the others.
+            if work == .decodeStructure || !isCheckedByDecoder(record) { sink &+= sum(record.payload) }
+            if work == .decodeTyped { sink &+= typedView(of: record) }
+          }
         }
-        guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
-        sink &+= message.records.count &+ Int(message.records[0].payload.first ?? 0)
-        if work == .decodeTyped { sink &+= typedViews(of: message) }
       }
     }
     blackHole(sink)
   }
 
-  /// Builds the typed values of the message's records, as ndeflib's decoder does; returns something
-  /// derived from them so that the work is kept.
-  private static func typedViews(of message: NDEFMessage) -> Int {
-    var sink = 0
-    for record in message.records {
-      // The decoder checked these payloads, so the typed views cannot fail.
-      if record.isWellKnown("T") {
-        sink &+= (try? TextRecord(record))?.text.utf8.count ?? 0
-      } else if record.isWellKnown("U") {
-        sink &+= (try? URIRecord(record))?.uri.utf8.count ?? 0
-      } else if record.isWellKnown("Sp"), let poster = try? SmartPosterRecord(record) {
-        sink &+= poster.uri.uri.utf8.count &+ poster.titles.reduce(0) { $0 &+ $1.text.utf8.count }
+  /// Stops unless the C walk finds the records the decoder finds, with the same payload bytes: the baseline
+  /// must do the same work.
+  static func checkBaseline(on corpus: [[UInt8]]) {
+    let decoder = NDEFDecoder(options: NDEFDecodingOptions(validatesWellKnownPayloads: false))
+    for bytes in corpus {
+      var sum: UInt64 = 0
+      let records = bytes.withUnsafeBufferPointer {
+        ndef_header_walk(
+          $0.baseAddress, $0.count, NDEFDecodingOptions().maxRecords, UInt64(NDEFDecodingOptions().maxPayloadSize), &sum
+        )
       }
+      guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
+      let decodedSum = message.records.reduce(0) { $0 &+ Self.sum($1.payload) }
+      let plainSum = message.records.reduce(0) { $0 &+ $1.payload.reduce(0) { $0 &+ Int($1) } }
+      precondition(
+        records == message.records.count && Int(sum) == decodedSum && decodedSum == plainSum,
+        "the C header walk and the decoder disagree")
     }
-    return sink
+  }
+
+  /// Whether the decoder (with its default options) reads the record's payload itself.
+  private static func isCheckedByDecoder(_ record: NDEFRecord) -> Bool {
+    record.isWellKnown("T") || record.isWellKnown("U") || record.isWellKnown("Sp")
+  }
+
+  /// The bytes added up, so that each is read (as `ndef_header_walk` adds them up; the C compiler vectorizes
+  /// its loop, Swift's does not, so this adds eight bytes at a time in four 16-bit lanes).
+  static func sum(_ bytes: NDEFBytes) -> Int {
+    bytes.withUnsafeBytes { buffer in
+      let count = buffer.count
+      let lowBytes: UInt64 = 0x00FF_00FF_00FF_00FF
+      var total: UInt64 = 0
+      var index = 0
+      while count - index >= 8 {
+        // At most 128 words per pass: each adds at most 2 × 255 to a lane, and a lane holds 65,535.
+        let end = index + min(128, (count - index) / 8) * 8
+        var lanes: UInt64 = 0
+        while index < end {
+          let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+          lanes &+= (word & lowBytes) &+ (word >> 8 & lowBytes)
+          index += 8
+        }
+        total &+= (lanes & 0xFFFF) &+ (lanes >> 16 & 0xFFFF) &+ (lanes >> 32 & 0xFFFF) &+ (lanes >> 48)
+      }
+      while index < count {
+        total &+= UInt64(buffer[index])
+        index += 1
+      }
+      return Int(truncatingIfNeeded: total)
+    }
+  }
+
+  /// Builds the typed value of a record as ndeflib's decoder does (the Text, URI or Smart Poster value, or
+  /// the type name as a string); returns something derived from it so that the work is kept.
+  private static func typedView(of record: NDEFRecord) -> Int {
+    // The decoder checked these payloads, so the typed views cannot fail.
+    if record.isWellKnown("T") {
+      return (try? TextRecord(record))?.text.utf8.count ?? 0
+    } else if record.isWellKnown("U") {
+      return (try? URIRecord(record))?.uri.utf8.count ?? 0
+    } else if record.isWellKnown("Sp"), let poster = try? SmartPosterRecord(record) {
+      return poster.uri.uri.utf8.count &+ poster.titles.reduce(0) { $0 &+ $1.text.utf8.count }
+    }
+    let name = record.mediaType ?? record.externalType ?? record.absoluteURI ?? ""
+    return name.utf8.count
   }
 
   /// Keeps the optimizer from removing the measured work.

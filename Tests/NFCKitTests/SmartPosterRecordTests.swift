@@ -68,6 +68,21 @@ import Testing
     #expect(error?.code == .invalidSmartPoster)
   }
 
+  @Test func readsManyTitlesAndRejectsASecondTitleInOneLanguageAmongThem() throws {
+    // Past the first titles, languages are looked up in a set instead of compared one by one.
+    let titles = try (0..<40).map { try NDEFRecord.text("t\($0)", languageCode: "l\($0)") }
+    let payload = NDEFBytes(try NDEFMessage(records: [.uri("tel:1")] + titles).encoded())
+    let poster = try SmartPosterRecord(
+      try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"), payload: payload))
+    #expect(poster.titles.map(\.languageCode) == (0..<40).map { "l\($0)" })
+    for (late, earlier) in [(3, "L3"), (39, "l39"), (0, "L0")] {
+      let error = try posterError([.uri("tel:1")] + titles + [.text("again", languageCode: earlier)])
+      #expect(error?.code == .invalidSmartPoster, "a second title in the language of title \(late)")
+      #expect(error?.context["record"] == "41")
+      #expect(error?.offset == payload.count)
+    }
+  }
+
   @Test func rejectsAnUndefinedAction() throws {
     #expect(try posterError([.uri("tel:1"), local("act", [3])])?.code == .invalidSmartPoster)
     #expect(try posterError([.uri("tel:1"), local("act", [0, 0])])?.code == .invalidSmartPoster)
