@@ -56,7 +56,13 @@ import Testing
     #"{"records":[{"encoding":"UTF-8","id":"","language":"en","payload":"02656e68656c6c6f","text":"hello","tnf":1,"type":"54"}]}"#
     + "\n"
 
-  static func hexBytes(_ text: String) -> [UInt8] { NDEFBytes(hex: text)!.array }
+  static func hexBytes(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {
+    guard let bytes = NDEFBytes(hex: text) else {
+      Issue.record("bad hex in test: \(text)", sourceLocation: sourceLocation)
+      return []
+    }
+    return bytes.array
+  }
 
   /// Expects a data error: status 65, nothing on stdout, one line on stderr that contains `fragment`.
   func expectDataError(_ run: Run, containing fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
