@@ -134,7 +134,12 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bounded-test-") as directory:
         path = os.path.join(directory, "events.jsonl")
         events = EventStream(path)
-        run = subprocess.Popen(["swift", "test", *sys.argv[2:], "--event-stream-output-path", path])
+        # A shell without job control starts background commands with SIGINT and SIGQUIT ignored, and an
+        # ignored signal stays ignored across exec: the tests that interrupt a child would fail.
+        run = subprocess.Popen(
+            ["swift", "test", *sys.argv[2:], "--event-stream-output-path", path],
+            preexec_fn=lambda: [signal.signal(number, signal.SIG_DFL) for number in (signal.SIGINT, signal.SIGQUIT)],
+        )
         started = time.monotonic()
         reason = None
         while run.poll() is None:

@@ -31,7 +31,18 @@ for suite in $suites; do
     tail -n 5 "$log"
     # The tests a crash or a hang hit, named by bounded-test.py: the rest of the suite runs once more
     # without them, so that one broken test does not hide its neighbours' results.
-    mapfile -t hit < <(sed -n '/^bounded-test: /,$p' "$log" | sed -nE 's#^  ([^ (][^ ]*)/[^/]*\.swift:[0-9]+:[0-9]+$#\1#p')
+    mapfile -t hit < <(sed -n '/^bounded-test: /,$p' "$log" | sed -nE 's#^  ([^ (][^ ]*)/[^/]*\.swift:[0-9]+:[0-9]+$#\1#p' | sort -u)
+    if [ $status -ne 124 ] && [ ${#hit[@]} -gt 1 ] && [ ${#hit[@]} -le 40 ]; then
+      # A crash ends every test running beside the one that crashed: each runs alone to tell them apart.
+      crashed=()
+      for test in "${hit[@]}"; do
+        python3 .ci/bounded-test.py "$limit" --skip-build "$@" --filter "^$(printf '%s' "$test" | sed 's/[][\.*^$()+?{}|]/\\&/g')" >"$log" 2>&1 ||
+          crashed+=("$test")
+      done
+      echo "---- $suite: ${#crashed[@]} of the ${#hit[@]} tests the crash hit fail alone: ${crashed[*]}"
+      why="$why; alone, ${#crashed[@]} of the ${#hit[@]} tests it hit fail: ${crashed[*]}"
+      hit=("${crashed[@]}")
+    fi
     if [ ${#hit[@]} -gt 0 ]; then
       skips=()
       for test in "${hit[@]}"; do skips+=(--skip "^$(printf '%s' "$test" | sed 's/[][\.*^$()+?{}|]/\\&/g')"); done
