@@ -36,6 +36,9 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// `HTTPResponseReader` on a server's whole answer — status line, headers, interim answers, framing,
   /// chunk sizes and ends, trailers, limits — whole, cut into reads, and a byte at a time.
   case httpResponse
+  /// A recording of an NFC radio (`readerctl nfc replay`'s input), with a write/read round trip of
+  /// every record that reads.
+  case nfcRecording
 
   /// Runs the harness on one input and traps on a broken property, so that the fuzzer reports the input.
   public func run(_ bytes: [UInt8]) {
@@ -61,6 +64,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .dbusMessage: try Self.dbusMessage(bytes)
     case .transportRecord: try Self.transportRecord(bytes)
     case .httpResponse: try Self.httpResponse(bytes)
+    case .nfcRecording: try Self.nfcRecording(bytes)
     }
   }
 
@@ -223,6 +227,16 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case .failure(let error):
       guard error.code == .updateCatalogInvalid || error.code == .updateCatalogUnavailable else {
         throw FuzzViolation("an answer in memory failed with \(error)")
+      }
+    }
+  }
+
+  /// Every record `NFCRadioRecord.parse` reads is written and read back the same.
+  private static func nfcRecording(_ bytes: [UInt8]) throws(FuzzViolation) {
+    guard let records = try? NFCRadioRecord.parse(String(decoding: bytes, as: UTF8.self)) else { return }
+    for record in records {
+      guard (try? NFCRadioRecord.parse(record.jsonLine)) == [record] else {
+        throw FuzzViolation("an NFC record does not read back as it was written: \(record.jsonLine)")
       }
     }
   }

@@ -124,6 +124,15 @@ private nonisolated final class Connector: DiscoveryDelegate {
     }
   }
 
+  @Test func aLineNestedDeeperThanARecordIsRefusedBeforeItIsDecoded() throws {
+    // `JSONDecoder` recurses once per level: 200,000 levels would end a small thread's stack.
+    let line = #"{"record":"event","t":"1.0","info":"# + String(repeating: "[", count: 200_000)
+    let error = try #require(throws: ReaderError.self) { try TransportRecord(line: line) }
+    #expect(error.code == .invalidConfiguration)
+    #expect(error.message.contains("deeper than 16 levels"), "\(error.message)")
+    #expect(error.context["offset"] == "50")
+  }
+
   @Test func aRecordingStartsWithItsHeaderAndItsTimesNeverGoBack() throws {
     let lines = Self.everyRecord.map(\.line)
     let (header, records) = try TransportRecord.read(Data(lines.joined(separator: "\n").utf8))
