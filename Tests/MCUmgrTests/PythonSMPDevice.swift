@@ -143,7 +143,7 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
 }
 
 /// The Swift SMP link against the Python device the D-Bus peer uses: the same protocol on both sides.
-@Suite(.serialized) struct PythonSMPDeviceTests {
+@Suite(.timeLimit(.minutes(1)), .serialized) struct PythonSMPDeviceTests {
   static let note: Comment = "python3 not found: the Swift link is not checked against Tests/Support/peer/smp_device.py"
 
   static func run(_ clock: VirtualClock, until condition: () -> Bool) -> Bool {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// `readerctl discover`, end to end through the built executable.
+@Suite(.timeLimit(.minutes(1)))
 struct DiscoverCommandTests {
   @Test func scanListsEveryReaderNearestFirstAndExitsZero() throws {
     let result = try ReaderctlProcess.run(["discover", "--seed", "5", "--readers", "4", "--timeout", "8"])

@@ -5,7 +5,7 @@ import Testing
 @testable import readerctl
 
 /// `readerctl ndef …` run in-process through `runNDEFCommand`: exit statuses and exact output.
-@Suite struct NDEFCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct NDEFCommandTests {
   struct Run {
     var status: Int32
     var stdout = ""
@@ -415,6 +415,7 @@ import Testing
 }
 
 /// The real limits, through the built `readerctl`: what `encode` writes, `decode` reads.
+@Suite(.timeLimit(.minutes(1)))
 struct NDEFLimitProcessTests {
   @Test(arguments: [false, true])
   func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) throws {
@@ -433,6 +434,7 @@ struct NDEFLimitProcessTests {
 
 /// File permissions, through the built `readerctl` run as a user who meets them.
 @Suite(
+  .timeLimit(.minutes(1)),
   .enabled(
     if: ReaderctlProcess.canMeetFilePermissions,
     "running as root without setpriv: every file is readable, so permissions cannot be tested"))

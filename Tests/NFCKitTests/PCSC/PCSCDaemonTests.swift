@@ -12,7 +12,7 @@ import Testing
 /// line) where pcscd with vpcd is not running, and fail instead under `READERKIT_CI=1`.
 ///
 /// One parameterized test, so that a host without pcscd prints one line; its cases run one at a time.
-@Suite(.serialized)
+@Suite(.timeLimit(.minutes(1)), .serialized)
 struct PCSCDaemonTests {
   enum Scenario: String, CaseIterable, CustomTestStringConvertible {
     case readsType4AndType2, writesReadsBackAndLocks, brokenTagsFailClearly, secondLineHolderWaits
