@@ -12,10 +12,12 @@ prints everything the run said and fails.
 Swift Testing's `.timeLimit` records "Time limit was exceeded" on a test that runs too long but cannot
 stop a test that never returns. So a test whose time limit ran out and that has still not ended
 GRACE seconds later (READERKIT_HANG_GRACE, default 30) ends the run at once, the same way, without
-waiting for LIMIT; so does any test, with or without a time limit, still running TEST_LIMIT seconds
-after it started (READERKIT_TEST_LIMIT, default 300: the whole suite takes about a minute). Either way
-the tests that had started and not ended are listed from Swift Testing's event stream, and the status
-is 124 (as `timeout` says); otherwise it is swift test's own.
+waiting for LIMIT; so does a run in which tests are still running but none has started or ended for
+QUIET seconds (READERKIT_QUIET_LIMIT, default 300; the longest test, the store kill loop, runs about
+100 s), which catches a test without a time limit that never returns, or spins. (A test's own duration
+is no measure: on a loaded machine an async test can wait minutes for a thread, as long as the run.)
+Either way the tests that had started and not ended are listed from Swift Testing's event stream, and
+the status is 124 (as `timeout` says); otherwise it is swift test's own.
 """
 
 import json
@@ -54,7 +56,7 @@ class EventStream:
         self.offset = 0
         self.partial = b""
         self.running = {}  # test ID -> start order, for tests and suites started and not ended
-        self.since = {}  # test ID -> when it started (monotonic), for the same
+        self.last_progress = time.monotonic()  # when a test last started or ended
         self.overdue = {}  # test ID -> when its time limit ran out (monotonic)
         self.started = 0
 
@@ -83,10 +85,12 @@ class EventStream:
             if kind == "testStarted":
                 self.started += 1
                 self.running[test] = self.started
-                self.since[test] = time.monotonic()
+                self.last_progress = time.monotonic()
             elif kind in ("testEnded", "testSkipped"):
                 self.running.pop(test, None)
-                self.since.pop(test, None)
+                self.last_progress = time.monotonic()
+            elif kind == "testCaseEnded":
+                self.last_progress = time.monotonic()
                 self.overdue.pop(test, None)
             elif kind == "issueRecorded":
                 texts = [message.get("text", "") for message in payload.get("messages", [])]
@@ -98,15 +102,26 @@ class EventStream:
         now = time.monotonic()
         return [test for test, since in self.overdue.items() if test in self.running and now - since >= grace]
 
-    def overlong(self, limit):
-        """The tests (not suites) that started more than `limit` seconds ago and still run."""
-        now = time.monotonic()
-        return [test for test, since in self.since.items() if "/" in test and now - since >= limit]
+    def stalled(self, quiet):
+        """Whether tests are running and none has started or ended for `quiet` seconds."""
+        return bool(self.unfinished()) and time.monotonic() - self.last_progress >= quiet
 
     def unfinished(self):
         """The tests (not suites) started and not ended, in the order they started."""
         tests = [test for test in self.running if "/" in test]
         return sorted(tests, key=self.running.get)
+
+
+def kill(pid):
+    """Kills the test process `pid` and what it started: its process group when it has one of its own."""
+    try:
+        group = os.getpgid(pid)
+        if group == pid and group != os.getpgid(0):
+            os.killpg(group, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def main():
@@ -115,36 +130,48 @@ def main():
         return 64
     limit = int(sys.argv[1])
     grace = int(os.environ.get("READERKIT_HANG_GRACE", "30"))
-    test_limit = int(os.environ.get("READERKIT_TEST_LIMIT", "300"))
+    quiet = int(os.environ.get("READERKIT_QUIET_LIMIT", "300"))
     with tempfile.TemporaryDirectory(prefix="bounded-test-") as directory:
         path = os.path.join(directory, "events.jsonl")
         events = EventStream(path)
-        run = subprocess.Popen(["swift", "test", *sys.argv[2:], "--event-stream-output-path", path])
+        # A shell without job control starts background commands with SIGINT and SIGQUIT ignored, and an
+        # ignored signal stays ignored across exec: the tests that interrupt a child would fail.
+        run = subprocess.Popen(
+            ["swift", "test", *sys.argv[2:], "--event-stream-output-path", path],
+            preexec_fn=lambda: [signal.signal(number, signal.SIG_DFL) for number in (signal.SIGINT, signal.SIGQUIT)],
+        )
         started = time.monotonic()
         reason = None
         while run.poll() is None:
             events.read()
             hung = events.hung(grace)
-            overlong = events.overlong(test_limit)
             if hung:
                 reason = f"{', '.join(hung)} still ran {grace} s after its time limit"
-            elif overlong:
-                reason = f"{', '.join(overlong)} ran longer than {test_limit} s"
+            elif events.stalled(quiet):
+                reason = f"no test started or ended for {quiet} s"
             elif time.monotonic() - started >= limit:
                 reason = f"the run did not finish within {limit} s"
             if reason:
                 break
             time.sleep(1)
         if reason is None:
+            events.read()
+            unfinished = events.unfinished()
+            if run.returncode != 0 and unfinished:
+                # A crash (a trap, a failed precondition) ends every test at once: name the ones it hit.
+                print(f"bounded-test: the test process ended (status {run.returncode}) while these tests ran:",
+                      file=sys.stderr)
+                for test in unfinished:
+                    print(f"  {test}", file=sys.stderr)
             return run.returncode
         for child in children(run.pid):
-            os.kill(child, signal.SIGKILL)
+            kill(child)
         # swift test now prints what the killed process said, and exits.
         try:
             run.wait(timeout=30)
         except subprocess.TimeoutExpired:
             for child in children(run.pid):
-                os.kill(child, signal.SIGKILL)
+                kill(child)
             run.kill()
             run.wait()
         events.read()

@@ -1,4 +1,5 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import Synchronization
 
@@ -277,7 +278,11 @@ final class ReplayedStore: ReaderStore {
     if let code = notes["storeError"].flatMap(ReaderError.Code.init(name:)) {
       stored = Mutex(.failure(ReaderError(code, notes["storeErrorMessage"] ?? "")))
     } else {
-      let saved = notes["savedReader"].flatMap { try? JSONDecoder().decode(SavedReader.self, from: Data($0.utf8)) }
+      // A recording is any file: its saved reader is one flat object, refused deeper before decoding.
+      let saved = notes["savedReader"].flatMap { text in
+        JSONNesting.offsetOfExcessiveNesting(in: text.utf8, limit: 8) == nil
+          ? try? JSONDecoder().decode(SavedReader.self, from: Data(text.utf8)) : nil
+      }
       stored = Mutex(.success(saved))
     }
   }

@@ -50,6 +50,18 @@ import Testing
     actions.lazy.compactMap { if case .call(let id, let call) = $0, call == wanted { id } else { nil } }.first
   }
 
+  /// The ID of the call `wanted` among `actions`; a missing call is recorded as an issue and reads as
+  /// ID 0, which no reply matches.
+  static func requiredCallID(
+    _ actions: [Machine.Action], _ wanted: BlueZCall, sourceLocation: SourceLocation = #_sourceLocation
+  ) -> UInt64 {
+    guard let id = callID(actions, wanted) else {
+      Issue.record("no call \(wanted) in \(actions)", sourceLocation: sourceLocation)
+      return 0
+    }
+    return id
+  }
+
   static let ok = Result<DBusMessage, DBusError>.success(DBusMessage(kind: .methodReturn, serial: 1, replySerial: 1))
 
   static func changed(_ properties: BlueZProperties, path: String = device) -> Machine.Input {
@@ -59,7 +71,7 @@ import Testing
   /// Starts a scan and answers its `StartDiscovery`.
   static func scanning(_ machine: inout Machine) -> [Machine.Action] {
     let actions = machine.handle(.startScan, now: .zero)
-    let start = callID(actions, .startDiscovery(adapter: adapter))!
+    let start = requiredCallID(actions, .startDiscovery(adapter: adapter))
     return actions + machine.handle(.reply(start, ok), now: .zero)
   }
 
@@ -92,7 +104,7 @@ import Testing
       Self.calls(start) == [
         .setDiscoveryFilter(adapter: Self.adapter, uuids: [Self.smp]), .startDiscovery(adapter: Self.adapter),
       ])
-    let id = Self.callID(start, .startDiscovery(adapter: Self.adapter))!
+    let id = Self.requiredCallID(start, .startDiscovery(adapter: Self.adapter))
     _ = machine.handle(.reply(id, Self.ok), now: .zero)
     #expect(Self.calls(machine.handle(.stopScan, now: .zero)) == [.stopDiscovery(adapter: Self.adapter)])
   }
@@ -150,9 +162,10 @@ import Testing
       ])
     // Once it is ours (connecting takes the link over), it is not listed.
     let stop = machine.handle(.stopScan, now: .seconds(1))
-    _ = machine.handle(.reply(Self.callID(stop, .stopDiscovery(adapter: Self.adapter))!, Self.ok), now: .seconds(1))
+    _ = machine.handle(
+      .reply(Self.requiredCallID(stop, .stopDiscovery(adapter: Self.adapter)), Self.ok), now: .seconds(1))
     let connect = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .seconds(1))
-    let id = Self.callID(connect, .connect(device: Self.device))!
+    let id = Self.requiredCallID(connect, .connect(device: Self.device))
     let taken = machine.handle(
       .reply(id, .failure(DBusError(name: "org.bluez.Error.AlreadyConnected", message: ""))), now: .seconds(1))
     #expect(Self.events(taken) == [.didConnect(serialNumber: "STRM2-0001", info: ReaderInfo())])
@@ -197,7 +210,7 @@ import Testing
     var (machine, _) = Self.machine(withReader: true)
     let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
     #expect(start.contains(.arm(.connect("STRM2-0001"), after: .seconds(10))))
-    let id = Self.callID(start, .connect(device: Self.device))!
+    let id = Self.requiredCallID(start, .connect(device: Self.device))
     #expect(Self.events(machine.handle(.reply(id, Self.ok), now: .zero)).isEmpty)
     #expect(Self.events(machine.handle(Self.changed(["Connected": .boolean(true)]), now: .zero)).isEmpty)
     let done = machine.handle(Self.changed(["ServicesResolved": .boolean(true)]), now: .zero)
@@ -233,7 +246,7 @@ import Testing
   func connectErrorsMapToReaderErrorsWithTheDBusNameAsCause(_ name: String, _ code: ReaderError.Code) {
     var (machine, _) = Self.machine(withReader: true)
     let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
-    let id = Self.callID(start, .connect(device: Self.device))!
+    let id = Self.requiredCallID(start, .connect(device: Self.device))
     let failed = machine.handle(.reply(id, .failure(DBusError(name: name, message: "m"))), now: .zero)
     guard case .didFailToConnect(_, let error)? = Self.events(failed).first else {
       Issue.record("no failure")
@@ -246,7 +259,7 @@ import Testing
   @Test func alreadyConnectedIsNotAFailure() {
     var (machine, _) = Self.machine(withReader: true)
     let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
-    let id = Self.callID(start, .connect(device: Self.device))!
+    let id = Self.requiredCallID(start, .connect(device: Self.device))
     _ = machine.handle(Self.changed(["Connected": .boolean(true), "ServicesResolved": .boolean(true)]), now: .zero)
     let reply = machine.handle(
       .reply(id, .failure(DBusError(name: "org.bluez.Error.AlreadyConnected", message: ""))), now: .zero)
@@ -256,7 +269,7 @@ import Testing
   static func connected() -> Machine {
     var (machine, _) = Self.machine(withReader: true)
     let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
-    _ = machine.handle(.reply(Self.callID(start, .connect(device: Self.device))!, Self.ok), now: .zero)
+    _ = machine.handle(.reply(Self.requiredCallID(start, .connect(device: Self.device)), Self.ok), now: .zero)
     _ = machine.handle(Self.changed(["Connected": .boolean(true), "ServicesResolved": .boolean(true)]), now: .zero)
     return machine
   }

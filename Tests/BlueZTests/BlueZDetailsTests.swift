@@ -20,7 +20,7 @@ import Testing
   static func resolved() -> (Machine, [Machine.Action]) {
     var (machine, _) = T.machine(withReader: true)
     let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
-    _ = machine.handle(.reply(T.callID(start, .connect(device: T.device))!, T.ok), now: .zero)
+    _ = machine.handle(.reply(T.requiredCallID(start, .connect(device: T.device)), T.ok), now: .zero)
     for (path, uuid, flags) in [
       (model, "00002A24-0000-1000-8000-00805F9B34FB", ["read"]),
       (firmware, "00002a26-0000-1000-8000-00805f9b34fb", ["read"]),
@@ -65,12 +65,12 @@ import Testing
     var (machine, actions) = Self.resolved()
     _ = machine.handle(
       .reply(
-        T.callID(actions, .readValue(characteristic: Self.model))!,
+        T.requiredCallID(actions, .readValue(characteristic: Self.model)),
         .failure(DBusError(name: "org.bluez.Error.NotPermitted", message: ""))), now: .zero)
     _ = machine.handle(
-      .reply(T.callID(actions, .readValue(characteristic: Self.firmware))!, Self.value([])), now: .zero)
+      .reply(T.requiredCallID(actions, .readValue(characteristic: Self.firmware)), Self.value([])), now: .zero)
     let done = machine.handle(
-      .reply(T.callID(actions, .readValue(characteristic: Self.battery))!, Self.value([101])), now: .zero)
+      .reply(T.requiredCallID(actions, .readValue(characteristic: Self.battery)), Self.value([101])), now: .zero)
     #expect(T.events(done) == [.didConnect(serialNumber: "STRM2-0001", info: ReaderInfo())])
     #expect(machine.deviceType(of: "STRM2-0001") == .stripeM2)
   }
@@ -78,7 +78,8 @@ import Testing
   @Test func batteryNotificationsOfAConnectedReaderAreReported() {
     var (machine, actions) = Self.resolved()
     for call in [Self.model, Self.firmware, Self.battery] {
-      _ = machine.handle(.reply(T.callID(actions, .readValue(characteristic: call))!, Self.value([50])), now: .zero)
+      _ = machine.handle(
+        .reply(T.requiredCallID(actions, .readValue(characteristic: call)), Self.value([50])), now: .zero)
     }
     let notified = machine.handle(
       .signal(

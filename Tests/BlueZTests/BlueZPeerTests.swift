@@ -7,7 +7,7 @@ import Testing
 
 /// The whole Bluetooth lifecycle of a `Terminal` over `BlueZCentral`, against the D-Bus peer: a private
 /// bus and a mock `bluetoothd` with readers.
-@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
 struct BlueZPeerTests {
   static let first = "C0:00:00:00:00:01"
   static let second = "C0:00:00:00:00:02"

@@ -29,7 +29,7 @@ import Testing
   }
 
   static func resolve(_ machine: inout Machine, _ start: [Machine.Action], first: Bool = true) -> [Machine.Action] {
-    var actions = machine.handle(.reply(T.callID(start, .connect(device: T.device))!, T.ok), now: .zero)
+    var actions = machine.handle(.reply(T.requiredCallID(start, .connect(device: T.device)), T.ok), now: .zero)
     if first {
       actions += machine.handle(.signal(.interfacesAdded(path: smp, interfaces: smpInterfaces())), now: .zero)
     }
@@ -137,7 +137,7 @@ import Testing
     var machine = Self.connected()
     _ = machine.handle(.expectLinkLoss(serialNumber: Self.serial, .restart), now: .zero)
     let lost = Self.drop(&machine, reason: "org.bluez.Reason.Remote")
-    let id = T.callID(lost, .connect(device: T.device))!
+    let id = T.requiredCallID(lost, .connect(device: T.device))
     let failed = machine.handle(
       .reply(id, .failure(DBusError(name: "org.bluez.Error.Failed", message: ""))), now: .zero)
     #expect(T.events(failed).isEmpty)

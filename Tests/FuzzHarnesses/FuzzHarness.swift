@@ -36,20 +36,35 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// `HTTPResponseReader` on a server's whole answer — status line, headers, interim answers, framing,
   /// chunk sizes and ends, trailers, limits — whole, cut into reads, and a byte at a time.
   case httpResponse
+  /// A recording of an NFC radio (`readerctl nfc replay`'s input), with a write/read round trip of
+  /// every record that reads.
+  case nfcRecording
+
+  /// Runs the harness on one input and traps on a broken property, so that the fuzzer reports the input.
+  public func run(_ bytes: [UInt8]) {
+    do throws(FuzzViolation) {
+      try check(bytes)
+    } catch {
+      fatalError("\(self): \(error)")
+    }
+  }
 
   /// Runs the harness on one input.
-  public func run(_ bytes: [UInt8]) {
+  /// - Throws: `FuzzViolation` naming the property the input broke. (A crash in the parser itself
+  ///   still traps: that is what the fuzzer looks for.)
+  public func check(_ bytes: [UInt8]) throws(FuzzViolation) {
     switch self {
-    case .ndef: Self.ndef(bytes)
-    case .storeRecord: Self.storeRecord(bytes)
+    case .ndef: try Self.ndef(bytes)
+    case .storeRecord: try Self.storeRecord(bytes)
     case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
-    case .manifest: Self.manifest(bytes)
-    case .tagResponses: Self.tagResponses(bytes)
-    case .cbor: Self.cbor(bytes)
-    case .smpFrames: Self.smpFrames(bytes)
-    case .dbusMessage: Self.dbusMessage(bytes)
-    case .transportRecord: Self.transportRecord(bytes)
-    case .httpResponse: Self.httpResponse(bytes)
+    case .manifest: try Self.manifest(bytes)
+    case .tagResponses: try Self.tagResponses(bytes)
+    case .cbor: try Self.cbor(bytes)
+    case .smpFrames: try Self.smpFrames(bytes)
+    case .dbusMessage: try Self.dbusMessage(bytes)
+    case .transportRecord: try Self.transportRecord(bytes)
+    case .httpResponse: try Self.httpResponse(bytes)
+    case .nfcRecording: try Self.nfcRecording(bytes)
     }
   }
 
@@ -58,7 +73,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     name.flatMap(FuzzHarness.init(rawValue:))
   }
 
-  private static func ndef(_ bytes: [UInt8]) {
+  private static func ndef(_ bytes: [UInt8]) throws(FuzzViolation) {
     let options = NDEFDecodingOptions()
     guard let message = try? NDEFDecoder(options: options).decode(bytes) else { return }
     for record in message.records {
@@ -68,17 +83,17 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     }
     let encoded = NDEFEncoder().encode(message)
     guard let again = try? NDEFDecoder(options: options).decode(encoded) else {
-      fatalError("a decoded message does not decode after re-encoding: \(encoded)")
+      throw FuzzViolation("a decoded message does not decode after re-encoding: \(encoded)")
     }
-    guard again == message else { fatalError("the round trip changed the message") }
+    guard again == message else { throw FuzzViolation("the round trip changed the message") }
   }
 
-  private static func storeRecord(_ bytes: [UInt8]) {
+  private static func storeRecord(_ bytes: [UInt8]) throws(FuzzViolation) {
     switch SavedReaderRecord.classify(bytes, context: [:]) {
     case .record(let reader):
       guard let encoded = try? SavedReaderRecord.encode(reader, path: "fuzz"),
         case .record(let again) = SavedReaderRecord.classify(encoded, context: [:]), again == reader
-      else { fatalError("a record that loads does not save and load back the same") }
+      else { throw FuzzViolation("a record that loads does not save and load back the same") }
     case .missing, .corrupt:
       break
     }
@@ -87,7 +102,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// The first byte picks the operation and the tag family; the rest is the tag's answers, each a length
   /// byte and that many bytes. A procedure ends, or runs out of answers, without asking for more than
   /// one command per answer; a message it reads is never larger than the input.
-  private static func tagResponses(_ bytes: [UInt8]) {
+  private static func tagResponses(_ bytes: [UInt8]) throws(FuzzViolation) {
     guard let first = bytes.first else { return }
     let operations: [TagOperation] = [.queryStatus, .read, .write(Array(bytes.prefix(300))), .lock]
     let family: TagFamily = first & 0x10 == 0 ? .type4 : .type2
@@ -100,55 +115,59 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       step = procedure.receive(answer)
     }
     if case .finished(.success(.read(let message))) = step, message.count > bytes.count {
-      fatalError("a \(message.count)-byte message read from \(bytes.count) bytes of answers")
+      throw FuzzViolation("a \(message.count)-byte message read from \(bytes.count) bytes of answers")
     }
     let area = Array(bytes.dropFirst())
     if case .ndef(_, let value, let length, _) = Type2TLVScan.scan(area, size: area.count),
       value + length > area.count
     {
-      fatalError("an NDEF TLV past the data area was accepted")
+      throw FuzzViolation("an NDEF TLV past the data area was accepted")
     }
     if let container = try? Type4CapabilityContainer(area), !(1...0xFFFC).contains(container.capacity) {
-      fatalError("a capability container with capacity \(container.capacity) was accepted")
+      throw FuzzViolation("a capability container with capacity \(container.capacity) was accepted")
     }
   }
 
-  private static func manifest(_ bytes: [UInt8]) {
+  private static func manifest(_ bytes: [UInt8]) throws(FuzzViolation) {
     let url = URL(fileURLWithPath: "/fuzz/manifest.json")
     _ = try? UpdateManifest.parse(Data(bytes), url: url, imageSchemes: ["file", "http", "https"])
   }
 
-  private static func cbor(_ bytes: [UInt8]) {
+  private static func cbor(_ bytes: [UInt8]) throws(FuzzViolation) {
     guard let value = try? CBORDecoder().decode(bytes) else { return }
     let encoded = CBOREncoder.encode(value)
     guard let again = try? CBORDecoder().decode(encoded), again == value else {
-      fatalError("a decoded CBOR item does not decode the same after re-encoding: \(encoded)")
+      throw FuzzViolation("a decoded CBOR item does not decode the same after re-encoding: \(encoded)")
     }
-    guard CBOREncoder.encode(again) == encoded else { fatalError("re-encoding is not stable") }
+    guard CBOREncoder.encode(again) == encoded else { throw FuzzViolation("re-encoding is not stable") }
   }
 
   /// The first byte sets the notification size; the rest is the stream of notifications.
-  private static func smpFrames(_ bytes: [UInt8]) {
+  private static func smpFrames(_ bytes: [UInt8]) throws(FuzzViolation) {
     guard let first = bytes.first else { return }
     let size = 1 + Int(first % 64)
     var reassembler = SMPReassembler(maximumBodyLength: 512)
     for start in stride(from: 1, to: bytes.count, by: size) {
       let (frames, _) = reassembler.append(Array(bytes[start..<min(start + size, bytes.count)]))
-      guard reassembler.pendingCount <= SMPHeader.size + 512 + size else { fatalError("the buffer outgrew its bound") }
+      guard reassembler.pendingCount <= SMPHeader.size + 512 + size else {
+        throw FuzzViolation("the buffer outgrew its bound")
+      }
       for frame in frames {
-        guard frame.body.count == Int(frame.header.length) else { fatalError("a frame's body is not its length") }
+        guard frame.body.count == Int(frame.header.length) else {
+          throw FuzzViolation("a frame's body is not its length")
+        }
         guard (try? SMPHeader(decoding: frame.header.bytes)) == frame.header else {
-          fatalError("a header does not decode back the same")
+          throw FuzzViolation("a header does not decode back the same")
         }
         guard frame.fragments(maximumWriteLength: size).flatMap({ $0 }) == frame.bytes else {
-          fatalError("fragments do not join back into the frame")
+          throw FuzzViolation("fragments do not join back into the frame")
         }
         _ = try? CBORDecoder().decode(frame.body)
       }
     }
   }
 
-  private static func dbusMessage(_ bytes: [UInt8]) {
+  private static func dbusMessage(_ bytes: [UInt8]) throws(FuzzViolation) {
     _ = try? DBusType.parse(String(decoding: bytes.prefix(300), as: UTF8.self))
     _ = try? DBusMessage.frameLength(bytes, limit: 1 << 20)
     guard let message = try? DBusMessage.decode(bytes) else { return }
@@ -157,19 +176,19 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     // Compared as bytes: a NaN double is not equal to itself as a value.
     let encoded = message.encoded()
     guard let again = try? DBusMessage.decode(encoded) else {
-      fatalError("a decoded D-Bus message does not decode after re-encoding")
+      throw FuzzViolation("a decoded D-Bus message does not decode after re-encoding")
     }
-    guard again.encoded() == encoded else { fatalError("the D-Bus round trip changed the message") }
+    guard again.encoded() == encoded else { throw FuzzViolation("the D-Bus round trip changed the message") }
   }
 
-  private static func transportRecord(_ bytes: [UInt8]) {
+  private static func transportRecord(_ bytes: [UInt8]) throws(FuzzViolation) {
     _ = try? TransportRecord.read(Data(bytes))
     for line in bytes.split(separator: UInt8(ascii: "\n")).prefix(64) {
       guard let record = try? TransportRecord(line: String(decoding: line, as: UTF8.self)) else { continue }
       // Compared as lines: a NaN progress is not equal to itself as a value.
       let written = record.line
       guard let again = try? TransportRecord(line: written), again.line == written else {
-        fatalError("a transport record does not read back as it was written: \(written)")
+        throw FuzzViolation("a transport record does not read back as it was written: \(written)")
       }
     }
   }
@@ -178,7 +197,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   /// reads. The answer read whole, read so cut and read a byte at a time is the same; a body it returns
   /// is no larger than the limit or the input, and served again with a Content-Length reads back the
   /// same; a refusal is a catalog error.
-  private static func httpResponse(_ bytes: [UInt8]) {
+  private static func httpResponse(_ bytes: [UInt8]) throws(FuzzViolation) {
     guard bytes.count >= 2 else { return }
     let limits = [0, 1, 2, 16, 100, 1_000, 4_096, 1 << 20]
     let limit = limits[Int(bytes[0] % 8)]
@@ -192,23 +211,41 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     let cut = read(HTTPByteSlices(answer, cutEvery: [1 + Int(bytes[1] % 16), 1 + Int(bytes[1] / 16) * 509]))
     let single = read(HTTPByteSlices(answer, cutEvery: [1]))
     guard cut == whole, single == whole else {
-      fatalError("the answer depends on how it is cut: \(whole), \(cut), \(single)")
+      throw FuzzViolation("the answer depends on how it is cut: \(whole), \(cut), \(single)")
     }
     switch whole {
     case .success(.complete(let body)):
       guard body.count <= limit, body.count <= answer.count else {
-        fatalError("a \(body.count)-byte body from \(answer.count) bytes with a limit of \(limit)")
+        throw FuzzViolation("a \(body.count)-byte body from \(answer.count) bytes with a limit of \(limit)")
       }
       let again = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + Array(body)
       guard read(HTTPByteSlices([again])) == .success(.complete(body)) else {
-        fatalError("a body served again with its length does not read back the same")
+        throw FuzzViolation("a body served again with its length does not read back the same")
       }
     case .success(.exceeded(let bound)):
-      guard bound == limit else { fatalError("exceeded \(bound), not the limit \(limit)") }
+      guard bound == limit else { throw FuzzViolation("exceeded \(bound), not the limit \(limit)") }
     case .failure(let error):
       guard error.code == .updateCatalogInvalid || error.code == .updateCatalogUnavailable else {
-        fatalError("an answer in memory failed with \(error)")
+        throw FuzzViolation("an answer in memory failed with \(error)")
       }
     }
   }
+
+  /// Every record `NFCRadioRecord.parse` reads is written and read back the same.
+  private static func nfcRecording(_ bytes: [UInt8]) throws(FuzzViolation) {
+    guard let records = try? NFCRadioRecord.parse(String(decoding: bytes, as: UTF8.self)) else { return }
+    for record in records {
+      guard (try? NFCRadioRecord.parse(record.jsonLine)) == [record] else {
+        throw FuzzViolation("an NFC record does not read back as it was written: \(record.jsonLine)")
+      }
+    }
+  }
+}
+
+/// A property a fuzz harness checks, broken by an input.
+public struct FuzzViolation: Error, CustomStringConvertible, Sendable {
+  /// What went wrong, with the values involved.
+  public let description: String
+
+  init(_ description: String) { self.description = description }
 }

@@ -16,7 +16,7 @@ import Testing
   static func answer(_ request: SMPRequest, sequence: UInt8, _ body: CBORValue) -> SMPTransportEvent {
     .received(
       SMPFrame(
-        operation: request.operation.response!, group: request.group, command: request.command, sequence: sequence,
+        operation: responseOperation(request), group: request.group, command: request.command, sequence: sequence,
         body: body
       ).bytes)
   }

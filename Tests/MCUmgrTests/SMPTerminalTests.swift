@@ -68,7 +68,7 @@ struct SMPTerminalHarness {
   let recorder = SMPTerminalRecorder()
   let image = TestImages.image(bodySize: 30_000)
 
-  init(requiredIn: TimeInterval = -60) {
+  init(requiredIn: TimeInterval = -60) throws {
     central = FakeSMPCentral(clock: clock)
     device = FakeSMPDevice(serialNumber: Self.serial, clock: clock)
     central.add(device)
@@ -79,7 +79,7 @@ struct SMPTerminalHarness {
     let data = Data(image)
     catalog.add(
       UpdateRelease(
-        deviceType: .stripeM2, version: try! SoftwareVersion("1.1.0"),
+        deviceType: .stripeM2, version: try SoftwareVersion("1.1.0"),
         releasedAt: Terminal.simulationEpoch.addingTimeInterval(-86_400),
         requiredAt: Terminal.simulationEpoch.addingTimeInterval(requiredIn), components: .firmware,
         durationEstimate: .estimate1To2Minutes,
@@ -88,12 +88,13 @@ struct SMPTerminalHarness {
   }
 
   /// Discovers the reader and starts connecting it; the connect's outcome lands in the returned box.
-  func startConnect() -> Box<Result<Reader, ReaderError>> {
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(false).build()
+  func startConnect() throws -> Box<Result<Reader, ReaderError>> {
+    let scan = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(false).build()
     let discovery = terminal.discoverReaders(scan, delegate: recorder) { _ in }
     clock.advance(by: .seconds(1))
-    let reader = recorder.discovered.first { $0.serialNumber == Self.serial }!
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: recorder, locationId: "loc_1").build()
+    let reader = try #require(
+      recorder.discovered.first { $0.serialNumber == Self.serial }, "the reader was not discovered")
+    let config = try BluetoothConnectionConfiguration.Builder(delegate: recorder, locationId: "loc_1").build()
     let outcome = Box<Result<Reader, ReaderError>>()
     _ = discovery
     terminal.connectReader(reader, connectionConfig: config) { outcome.set($0) }
@@ -109,8 +110,8 @@ struct SMPTerminalHarness {
 
 @Suite struct SMPTerminalTests {
   @Test func aRequiredUpdateInstallsOverSMPBeforeTheConnectCompletes() throws {
-    let h = SMPTerminalHarness()
-    let outcome = h.startConnect()
+    let h = try SMPTerminalHarness()
+    let outcome = try h.startConnect()
     #expect(h.run { outcome.value != nil })
     let reader = try #require(try outcome.value?.get())
     #expect(reader.deviceSoftwareVersion == "1.1.0")
@@ -124,8 +125,8 @@ struct SMPTerminalHarness {
   }
 
   @Test func cancellingTheRequiredUpdateStopsTheUploadAndTheReaderKeepsItsVersion() throws {
-    let h = SMPTerminalHarness()
-    let outcome = h.startConnect()
+    let h = try SMPTerminalHarness()
+    let outcome = try h.startConnect()
     #expect(h.run { (h.recorder.progress.last ?? 0) >= 0.3 })
     let cancelable = try #require(h.recorder.installCancelable)
     let canceled = Box<Bool>()
@@ -141,15 +142,15 @@ struct SMPTerminalHarness {
   }
 
   @Test func aDropAtFortyPercentFailsThisInstallAndTheNextConnectResumesIt() throws {
-    let h = SMPTerminalHarness()
+    let h = try SMPTerminalHarness()
     h.device.dropAtFraction = 0.4
-    let first = h.startConnect()
+    let first = try h.startConnect()
     #expect(h.run { first.value != nil })
     guard case .failure(let error)? = first.value else { Issue.record("connected"); return }
     #expect(error.code == .readerSoftwareUpdateFailedInterrupted)
     #expect(h.device.primary.hash == FakeSMPDevice.oldHash)
     let before = h.device.requests.count
-    let second = h.startConnect()
+    let second = try h.startConnect()
     #expect(h.run { second.value != nil })
     #expect(try second.value?.get().deviceSoftwareVersion == "1.1.0")
     let offsets = h.device.requests.dropFirst(before).compactMap { $0.command == 1 && $0.group == 1 ? $0.offset : nil }
@@ -157,9 +158,9 @@ struct SMPTerminalHarness {
   }
 
   @Test func aFailedConfirmLeavesTheReaderOnItsOldImageAndTheGraceRuleConnectsIt() throws {
-    let h = SMPTerminalHarness()
+    let h = try SMPTerminalHarness()
     h.device.failConfirm = true
-    let outcome = h.startConnect()
+    let outcome = try h.startConnect()
     #expect(h.run { outcome.value != nil })
     // The reader ran the latest software a day ago: Stripe's grace rule connects it, update pending.
     let reader = try #require(try outcome.value?.get())
@@ -171,8 +172,8 @@ struct SMPTerminalHarness {
   }
 
   @Test func anOptionalUpdateInstallsWithInstallAvailableUpdate() throws {
-    let h = SMPTerminalHarness(requiredIn: 7 * 86_400)
-    let outcome = h.startConnect()
+    let h = try SMPTerminalHarness(requiredIn: 7 * 86_400)
+    let outcome = try h.startConnect()
     #expect(h.run { outcome.value != nil })
     #expect(try outcome.value?.get().availableUpdate?.deviceSoftwareVersion == "1.1.0")
     let done = Box<ReaderError?>()
@@ -184,8 +185,8 @@ struct SMPTerminalHarness {
   }
 
   @Test func rebootReaderResetsItOverSMPAndTheTerminalReconnectsAfterTheRequestedReboot() throws {
-    let h = SMPTerminalHarness(requiredIn: 7 * 86_400)
-    let outcome = h.startConnect()
+    let h = try SMPTerminalHarness(requiredIn: 7 * 86_400)
+    let outcome = try h.startConnect()
     #expect(h.run { outcome.value != nil })
     let rebooted = Box<ReaderError?>()
     _ = h.terminal.rebootReader { rebooted.set($0) }
@@ -200,10 +201,10 @@ struct SMPTerminalHarness {
     #expect(h.terminal.connectionStatus == .connected)
   }
 
-  @Test func aReaderThatDoesNotComeBackFromItsRestartFailsTheConnectAsInterrupted() {
-    let h = SMPTerminalHarness()
+  @Test func aReaderThatDoesNotComeBackFromItsRestartFailsTheConnectAsInterrupted() throws {
+    let h = try SMPTerminalHarness()
     h.device.bootTime = .seconds(3_600)
-    let outcome = h.startConnect()
+    let outcome = try h.startConnect()
     #expect(h.run { outcome.value != nil })
     guard case .failure(let error)? = outcome.value else { Issue.record("connected"); return }
     #expect(error.code == .readerSoftwareUpdateFailedInterrupted)

@@ -10,7 +10,7 @@ import Testing
 ///
 /// The checks run as the cases of one test, so that where ndeflib is not installed one line says they
 /// were skipped and how to enable them (`OracleRunner.enabled`); CI (`READERKIT_CI=1`) requires them.
-@Suite struct NDEFOracleTests {
+@Suite(.timeLimit(.minutes(1))) struct NDEFOracleTests {
   /// One comparison with ndeflib, named after the behaviour it pins.
   enum Check: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case decodesTheNdeflibCorpusRecordByRecord

@@ -96,8 +96,8 @@ import Testing
     #expect(throws: NDEFError.self) { try NDEFMessage(face) }
   }
 
-  @Test func fieldsThatBreakAnNDEFRuleAreRefusedWhenConvertedNamingTheRecordAndField() {
-    let good = NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://example.com")!
+  @Test func fieldsThatBreakAnNDEFRuleAreRefusedWhenConvertedNamingTheRecordAndField() throws {
+    let good = try #require(NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://example.com"))
     let chunk = NFCNDEFPayload(format: .unchanged, type: Data(), identifier: Data(), payload: Data([1]))
     let message = NFCNDEFMessage(records: [good, chunk])
     #expect {
@@ -129,10 +129,10 @@ import Testing
   @Test func lengthIsTheSizeOfTheMessageAsWrittenChunksIncluded() throws {
     let long = Data(repeating: 0x41, count: 700)
     let cases: [NFCNDEFMessage] = [
-      NFCNDEFMessage(records: [NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://example.com")!]),
+      NFCNDEFMessage(records: [try #require(NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://example.com"))]),
       NFCNDEFMessage(records: [
         NFCNDEFPayload(format: .media, type: Data("a/b".utf8), identifier: Data([7, 8]), payload: long),
-        NFCNDEFPayload.wellKnownTypeTextPayload(string: "x", locale: Locale(identifier: "en"))!,
+        try #require(NFCNDEFPayload.wellKnownTypeTextPayload(string: "x", locale: Locale(identifier: "en"))),
       ]),
       NFCNDEFMessage(records: [
         NFCNDEFPayload(
@@ -152,10 +152,10 @@ import Testing
     #expect(cases[2].length == (3 + 3 + 1 + 3 + 1 + 256) + (3 + 3 + 256) + (3 + 188) + 3 * (3 + 1) + (3 + 3))
   }
 
-  @Test func messagesAndPayloadsAreEqualWhenTheirFieldsAre() {
-    let a = NFCNDEFMessage(records: [NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://a.example")!])
-    let b = NFCNDEFMessage(records: [NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://a.example")!])
-    let c = NFCNDEFMessage(records: [NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://c.example")!])
+  @Test func messagesAndPayloadsAreEqualWhenTheirFieldsAre() throws {
+    let a = NFCNDEFMessage(records: [try #require(NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://a.example"))])
+    let b = NFCNDEFMessage(records: [try #require(NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://a.example"))])
+    let c = NFCNDEFMessage(records: [try #require(NFCNDEFPayload.wellKnownTypeURIPayload(string: "https://c.example"))])
     #expect(a == b)
     #expect(a.hashValue == b.hashValue)
     #expect(a != c)

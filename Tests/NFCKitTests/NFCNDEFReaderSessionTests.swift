@@ -272,7 +272,10 @@ import Testing
   @Test func nothingReachesTheDelegateAfterInvalidationEvenWhenTheTagAnswersLate() {
     let h = NFCHarness()
     let tag = SimulatedNFCTag(
-      name: "big", ndef: NDEFMessage(try! .unknown(payload: NDEFBytes([UInt8](repeating: 7, count: 400)))).encoded())
+      name: "big",
+      ndef: fixture(or: NDEFMessage(.empty)) {
+        NDEFMessage(try .unknown(payload: NDEFBytes([UInt8](repeating: 7, count: 400))))
+      }.encoded())
     h.radio.present(tag)
     let delegate = ReadDelegate()
     let session = h.readSession(delegate)

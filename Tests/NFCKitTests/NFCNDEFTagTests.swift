@@ -87,7 +87,7 @@ import Testing
       h, presenting: [SimulatedNFCTag(name: "small", message: NFCHarness.hello, capacity: 20)])
     guard let tag = delegate.lastTag else { return }
     _ = Self.connect(h, session, tag)
-    let big = NDEFMessage(try! .text(String(repeating: "x", count: 40)))
+    let big = fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text(String(repeating: "x", count: 40))) }
     #expect(Self.write(h, tag, big)??.code == .ndefReaderSessionErrorTagSizeTooSmall)
     #expect(h.radio.tag("small")?.ndefBytes == NFCHarness.hello.encoded())
   }

@@ -44,12 +44,14 @@ private enum Plan: CaseIterable {
 private final class World: Sendable {
   static let duration = Duration.seconds(90)
   static let tags: [SimulatedNFCTag] = [
-    SimulatedNFCTag(name: "hello", message: NDEFMessage(try! .text("hello"))),
-    SimulatedNFCTag(name: "poster", message: NDEFMessage(try! .uri("https://example.com/poster"))),
+    SimulatedNFCTag(name: "hello", message: fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) }),
+    SimulatedNFCTag(
+      name: "poster", message: fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .uri("https://example.com/poster")) }),
     .blank(name: "blank"),
     .unformatted(name: "card"),
     SimulatedNFCTag(name: "broken", ndef: [0xD1, 0x01, 0x08, 0x54, 0x02, 0x65, 0x6E]),
-    SimulatedNFCTag(name: "small", message: NDEFMessage(try! .text("s")), capacity: 12),
+    SimulatedNFCTag(
+      name: "small", message: fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("s")) }, capacity: 12),
   ]
 
   let seed: UInt64
@@ -189,7 +191,7 @@ private final class TagRecorder: NFCNDEFReaderSessionTagDelegate, CallLog {
           checker.appInvalidated(session.identifier)
           session.invalidate()
         case .writeThenInvalidateWithMessage:
-          tag.writeNDEF(NDEFMessage(try! .text("hello"))) { _ in
+          tag.writeNDEF(fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) }) { _ in
             checker.appInvalidated(session.identifier)
             session.invalidate(errorMessage: "written")
           }
@@ -253,7 +255,9 @@ private final class Checker: @unchecked Sendable {
   }
 
   func checkRead(_ message: NDEFMessage?, _ error: NFCReaderError?, session: UInt64) {
-    if let message, !(knownMessages + [NDEFMessage(try! .text("hello"))]).contains(message) {
+    if let message,
+      !(knownMessages + [fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) }]).contains(message)
+    {
       violations.append("session \(session) read a message no tag holds: \(message)")
     }
     if message == nil && error == nil { violations.append("session \(session) read neither a message nor an error") }

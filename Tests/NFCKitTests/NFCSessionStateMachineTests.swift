@@ -7,7 +7,7 @@ import Testing
 @Suite struct NFCSessionStateMachineTests {
   typealias Machine = NFCSessionStateMachine
   typealias Action = Machine.Action
-  static let hello = NDEFMessage(try! .text("hello"))
+  static var hello: NDEFMessage { fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) } }
   static let tag = NFCRadioTagID(1)
   static let other = NFCRadioTagID(2)
 

@@ -47,7 +47,10 @@ final class ReadDelegate: NFCNDEFReaderSessionDelegate, Sendable {
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    let error = error as! NFCReaderError
+    guard let error = error as? NFCReaderError else {
+      Issue.record("a session was invalidated with \(type(of: error)), not an NFCReaderError: \(error)")
+      return
+    }
     errors.withLock { $0.append(error) }
     record(.didInvalidate(error.code), session)
   }
@@ -79,7 +82,10 @@ final class TagDelegate: NFCNDEFReaderSessionTagDelegate, Sendable {
   var lastTag: NFCNDEFTag? { tags.withLock { $0.last } }
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    let error = error as! NFCReaderError
+    guard let error = error as? NFCReaderError else {
+      Issue.record("a session was invalidated with \(type(of: error)), not an NFCReaderError: \(error)")
+      return
+    }
     errors.withLock { $0.append(error) }
     calls.withLock { $0.append(.didInvalidate(error.code)) }
   }
@@ -132,8 +138,10 @@ struct NFCHarness {
   let events = Box<NFCReaderEvent>()
   var clock: VirtualClock { radio.clock }
 
-  static let hello = NDEFMessage(try! .text("hello"))
-  static let poster = NDEFMessage(try! .uri("https://example.com/poster"))
+  static var hello: NDEFMessage { fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) } }
+  static var poster: NDEFMessage {
+    fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .uri("https://example.com/poster")) }
+  }
 
   init(
     seed: UInt64 = 1, timeout: Duration? = .seconds(60), whenBusy: NFCSystemPolicy.BusyBehavior = .queue,

@@ -2,10 +2,29 @@ import NFCKit
 import ReaderCore
 import Testing
 
-/// Bytes from hex text (whitespace allowed); traps on bad hex, which is a bug in the test itself.
-func hex(_ text: String) -> [UInt8] {
-  guard let bytes = NDEFBytes(hex: text) else { preconditionFailure("bad hex in test: \(text)") }
+/// Bytes from hex text (whitespace allowed); bad hex, a bug in the test itself, is recorded as an issue
+/// and reads as no bytes.
+func hex(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {
+  guard let bytes = NDEFBytes(hex: text) else {
+    Issue.record("bad hex in test: \(text)", sourceLocation: sourceLocation)
+    return []
+  }
   return bytes.array
+}
+
+/// A value the tests need, built with the code under test. When that code throws, the failure is
+/// recorded against the running test, which goes on with `fallback`: a broken build then fails the
+/// tests that use the value instead of trapping and ending every test in the process.
+func fixture<Value>(
+  or fallback: @autoclosure () -> Value, sourceLocation: SourceLocation = #_sourceLocation,
+  _ make: () throws -> Value
+) -> Value {
+  do {
+    return try make()
+  } catch {
+    Issue.record("test set-up failed: \(error)", sourceLocation: sourceLocation)
+    return fallback()
+  }
 }
 
 /// The error decoding `bytes` throws, or `nil` when it decodes.
@@ -78,7 +97,9 @@ func wireRecord(
 /// A TNF 7 (reserved) record, which only the decoder can produce: written as one record and decoded.
 func reservedRecord(type: [UInt8], identifier: [UInt8], payload: [UInt8]) -> NDEFRecord {
   // The decoder accepts any fields on TNF 7.
-  try! NDEFDecoder().decode(wireRecord(tnf: 7, type: type, identifier: identifier, payload: payload)).records[0]
+  fixture(or: .empty) {
+    try NDEFDecoder().decode(wireRecord(tnf: 7, type: type, identifier: identifier, payload: payload)).records[0]
+  }
 }
 
 /// Random valid records and messages built with the NFCKit API.

@@ -1,5 +1,6 @@
 import PCSCKit
 import ReaderSimulator
+import Testing
 
 /// A procedure run against a simulated card, with every command it sent.
 struct ProcedureRun {
@@ -30,7 +31,9 @@ func run<Card: SimulatedSmartCard>(
     switch step {
     case .finished(let result):
       run.result = result
-      precondition(procedure.exchanges == run.commands.count, "the procedure miscounts its exchanges")
+      if procedure.exchanges != run.commands.count {
+        Issue.record("the procedure counts \(procedure.exchanges) exchanges; \(run.commands.count) were made")
+      }
       return run
     case .transmit(let command):
       let response = answer(run.commands.count, command, card.respond(to: command))

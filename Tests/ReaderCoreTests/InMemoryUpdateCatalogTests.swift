@@ -10,14 +10,24 @@ private let fakeDigest: @Sendable (Data) -> SHA256Checksum = { data in
   SHA256Checksum(bytes: Array((Array(data) + [UInt8](repeating: 0, count: 32)).prefix(32)))!
 }
 private let image = FirmwareImage(url: URL(string: "memory:m2-2.1")!, size: bytes.count, sha256: fakeDigest(bytes))
-private let release = UpdateRelease(
-  deviceType: .stripeM2, version: try! SoftwareVersion("2.1"), releasedAt: now, requiredAt: now + 86_400,
-  components: .firmware, durationEstimate: .estimate5To15Minutes, image: image)
-private let installed = InstalledSoftware(
-  deviceType: .stripeM2, serialNumber: "STRM2-0001", locationId: "tml_1", version: try! SoftwareVersion("2.0"))
+private var releaseFixture: UpdateRelease {
+  get throws {
+    UpdateRelease(
+      deviceType: .stripeM2, version: try SoftwareVersion("2.1"), releasedAt: now, requiredAt: now + 86_400,
+      components: .firmware, durationEstimate: .estimate5To15Minutes, image: image)
+  }
+}
+private var installedFixture: InstalledSoftware {
+  get throws {
+    InstalledSoftware(
+      deviceType: .stripeM2, serialNumber: "STRM2-0001", locationId: "tml_1", version: try SoftwareVersion("2.0"))
+  }
+}
 
 @Suite struct InMemoryUpdateCatalogTests {
   @Test func offersAddedReleasesAndRecordsEveryQuestion() throws {
+    let release = try releaseFixture
+    let installed = try installedFixture
     let catalog = InMemoryUpdateCatalog()
     #expect(try catalog.availableUpdate(for: installed, at: now) == .upToDate)
     catalog.add(release, image: bytes)
@@ -29,6 +39,8 @@ private let installed = InstalledSoftware(
   }
 
   @Test func injectedFailuresFailOneCallEachInOrder() throws {
+    let release = try releaseFixture
+    let installed = try installedFixture
     let catalog = InMemoryUpdateCatalog(releases: [release])
     let first = ReaderError(.updateCatalogTimedOut, "first")
     let second = ReaderError(.updateCatalogInvalid, "second")
@@ -48,7 +60,8 @@ private let installed = InstalledSoftware(
     #expect(catalog.imageRequests == [image.url, image.url])
   }
 
-  @Test func imageMissingIsUnavailableNamingItsURL() {
+  @Test func imageMissingIsUnavailableNamingItsURL() throws {
+    let release = try releaseFixture
     let catalog = InMemoryUpdateCatalog(releases: [release])
     #expect(
       throws: ReaderError(
@@ -85,6 +98,8 @@ private let installed = InstalledSoftware(
   }
 
   @Test func removeAllForgetsReleasesAndImages() throws {
+    let release = try releaseFixture
+    let installed = try installedFixture
     let catalog = InMemoryUpdateCatalog()
     catalog.add(release, image: bytes)
     catalog.removeAll()
@@ -93,6 +108,8 @@ private let installed = InstalledSoftware(
   }
 
   @Test func asyncFormsGiveTheSameAnswersAndErrors() async throws {
+    let release = try releaseFixture
+    let installed = try installedFixture
     let catalog = InMemoryUpdateCatalog(releases: [release], images: [image.url: bytes])
     let answer = try await catalog.availableUpdate(for: installed, at: now)
     #expect(answer.update?.deviceSoftwareVersion == "2.1")

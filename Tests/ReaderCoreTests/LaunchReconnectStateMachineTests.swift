@@ -6,13 +6,12 @@ private typealias Action = LaunchReconnectStateMachine.Action
 
 private let saved = SavedReader(serialNumber: "STRM2-0001", locationId: "tml_1", deviceType: .stripeM2, simulated: true)
 private let found = Reader(serialNumber: "STRM2-0001", deviceType: .stripeM2, simulated: true)
-private let settings = try! ConnectionSettings(locationId: "tml_1", autoReconnect: false)
 
 private func searching() -> LaunchReconnectStateMachine {
   var machine = LaunchReconnectStateMachine(timeout: .seconds(30), autoReconnect: false)
   _ = machine.start()
   _ = machine.savedReaderLoaded(.success(saved), connectRefusal: nil)
-  precondition(machine.isSearching, "test setup: not searching")
+  if !machine.isSearching { Issue.record("test setup: not searching") }
   return machine
 }
 
@@ -46,7 +45,8 @@ private func searching() -> LaunchReconnectStateMachine {
     #expect(error.context["field"] == "locationId")
   }
 
-  @Test func theReaderFoundIsConnectedWithTheSavedLocationAndTheAppsReconnectChoice() {
+  @Test func theReaderFoundIsConnectedWithTheSavedLocationAndTheAppsReconnectChoice() throws {
+    let settings = try ConnectionSettings(locationId: "tml_1", autoReconnect: false)
     var machine = searching()
     #expect(machine.readersReported([Reader(serialNumber: "WPC32-9", deviceType: .wisePad3)]) == [])
     #expect(

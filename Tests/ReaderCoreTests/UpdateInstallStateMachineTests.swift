@@ -302,10 +302,10 @@ private func progress(_ actions: [Action]) -> [Double] {
       policy.connectsDespiteFailure(availability(requiredIn: -1, supersededDaysAgo: nil), error: failure, at: now))
   }
 
-  @Test func theGraceRuleNeedsAReaderKitThatHasIt() {
+  @Test func theGraceRuleNeedsAReaderKitThatHasIt() throws {
     let recent = availability(requiredIn: -1, supersededDaysAgo: 1)
     let failure = ReaderError(.readerSoftwareUpdateFailedReaderError, "reader")
-    let older = UpdatePolicy(sdkVersion: try! SoftwareVersion("1.2.9"))
+    let older = UpdatePolicy(sdkVersion: try SoftwareVersion("1.2.9"))
     #expect(!older.connectsDespiteFailure(recent, error: failure, at: now))
     let exact = UpdatePolicy(sdkVersion: UpdatePolicy.graceIntroducedIn)
     #expect(exact.connectsDespiteFailure(recent, error: failure, at: now))

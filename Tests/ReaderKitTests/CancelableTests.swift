@@ -11,10 +11,10 @@ private final class Timeline: Sendable {
 }
 
 @Suite struct CancelableTests {
-  @Test func cancelCompletesTheOperationWithCanceledBeforeTheCancelCompletionRuns() {
+  @Test func cancelCompletesTheOperationWithCanceledBeforeTheCancelCompletionRuns() throws {
     let h = Harness()
     let timeline = Timeline()
-    let discovery = h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock)) { error in
+    let discovery = h.terminal.discoverReaders(try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock)) { error in
       timeline.note("discovery \(error?.code.description ?? "ok")")
     }
     h.clock.advance(by: .seconds(2))
@@ -36,11 +36,11 @@ private final class Timeline: Sendable {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func cancellingAFinishedOperationFailsWithCancelFailedAlreadyCompletedAtOnce() {
+  @Test func cancellingAFinishedOperationFailsWithCancelFailedAlreadyCompletedAtOnce() throws {
     let h = Harness()
     let done = Outcome<ReaderError?>()
     let discovery = h.terminal.discoverReaders(
-      h.scan(timeout: 3), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+      try h.scan(timeout: 3), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(3))
     #expect(done.value == .some(nil))
     #expect(discovery.completed)
@@ -59,9 +59,9 @@ private final class Timeline: Sendable {
     #expect(done.count == 1)
   }
 
-  @Test func aCancelWaitingForAnOperationThatEndsOnItsOwnFailsWithCancelFailedAlreadyCompletedAfterIt() {
+  @Test func aCancelWaitingForAnOperationThatEndsOnItsOwnFailsWithCancelFailedAlreadyCompletedAfterIt() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     let disconnect = Outcome<ReaderError?>()
     let handle = h.terminal.disconnectReader(completion: disconnect.record)
     h.clock.runUntilIdle()  // Sent to the reader: it runs to the end.
@@ -75,7 +75,7 @@ private final class Timeline: Sendable {
     #expect(handle.completed)
   }
 
-  @Test func discoveryRestartedFromTheCancelCompletionStartsAtOnce() {
+  @Test func discoveryRestartedFromTheCancelCompletionStartsAtOnce() throws {
     let h = Harness()
     let terminal = h.terminal
     let first = DiscoveryRecorder(clock: h.clock)
@@ -83,12 +83,13 @@ private final class Timeline: Sendable {
     let firstDone = Outcome<ReaderError?>()
     let secondDone = Outcome<ReaderError?>()
     let restarted = Outcome<Cancelable>()
-    let discovery = terminal.discoverReaders(Harness.scan, delegate: first, completion: firstDone.record)
+    let scan = try Harness.scan
+    let discovery = terminal.discoverReaders(scan, delegate: first, completion: firstDone.record)
     h.clock.advance(by: .seconds(2))
     let restartTime = h.clock.elapsed
 
     discovery.cancel { _ in
-      restarted.record(terminal.discoverReaders(Harness.scan, delegate: second, completion: secondDone.record))
+      restarted.record(terminal.discoverReaders(scan, delegate: second, completion: secondDone.record))
     }
     h.clock.runUntilIdle()
     #expect(firstDone.value??.code == .canceled)
@@ -105,14 +106,14 @@ private final class Timeline: Sendable {
     #expect(secondDone.value??.code == .canceled)
   }
 
-  @Test func secondDiscoveryWaitsForTheFirstThenRuns() {
+  @Test func secondDiscoveryWaitsForTheFirstThenRuns() throws {
     let h = Harness()
     let first = Outcome<ReaderError?>()
     let secondDelegate = DiscoveryRecorder(clock: h.clock)
     let second = Outcome<ReaderError?>()
     h.terminal.discoverReaders(
-      h.scan(timeout: 5), delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
-    h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
+      try h.scan(timeout: 5), delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    h.terminal.discoverReaders(try Harness.scan, delegate: secondDelegate, completion: second.record)
     h.clock.runUntilIdle()
     #expect(h.log.kinds.contains(.didQueueCommand(command: "discoverReaders", position: 1)))
 
@@ -128,15 +129,15 @@ private final class Timeline: Sendable {
     #expect(second.count == 0)
   }
 
-  @Test func queuedCommandCanBeCancelledWhileItWaits() {
+  @Test func queuedCommandCanBeCancelledWhileItWaits() throws {
     let h = Harness()
     let first = Outcome<ReaderError?>()
     let second = Outcome<ReaderError?>()
     let answer = Outcome<CancelResult>()
     let secondDelegate = DiscoveryRecorder(clock: h.clock)
     let running = h.terminal.discoverReaders(
-      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
-    let waiting = h.terminal.discoverReaders(Harness.scan, delegate: secondDelegate, completion: second.record)
+      try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: first.record)
+    let waiting = h.terminal.discoverReaders(try Harness.scan, delegate: secondDelegate, completion: second.record)
     h.clock.advance(by: .seconds(1))
 
     waiting.cancelAndReport(answer.record)
@@ -154,11 +155,11 @@ private final class Timeline: Sendable {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func asyncCancelWaitsUntilTheOperationStopped() async {
+  @Test func asyncCancelWaitsUntilTheOperationStopped() async throws {
     let h = Harness()
     let done = Outcome<ReaderError?>()
     let discovery = h.terminal.discoverReaders(
-      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+      try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(1))
     let canceller = Task { await discovery.cancel() }
     var result: CancelResult?

@@ -4,11 +4,11 @@ import Testing
 @testable import ReaderKit
 
 @Suite struct TerminalConnectionTests {
-  @Test func connectGoesFromNotConnectedThroughConnectingToConnectedAtTheLocation() {
+  @Test func connectGoesFromNotConnectedThroughConnectingToConnectedAtTheLocation() throws {
     let h = Harness()
     let scanDone = Outcome<ReaderError?>()
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(h.scan(timeout: 2), delegate: delegate, completion: scanDone.record)
+    h.terminal.discoverReaders(try h.scan(timeout: 2), delegate: delegate, completion: scanDone.record)
     h.clock.advance(by: .seconds(2))
     #expect(scanDone.value == .some(nil))
     let discovered = delegate.updates.last?.first { $0.serialNumber == Fixture.m2 }
@@ -21,7 +21,7 @@ import Testing
     let connected = Outcome<Result<Reader, ReaderError>>()
     let mark = h.log.count
     h.terminal.connectReader(
-      discovered, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+      discovered, connectionConfig: try h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
     #expect(h.terminal.connectedReader == nil)
@@ -49,12 +49,12 @@ import Testing
     #expect(h.log.sampledStatuses.allSatisfy { $0.0 == $0.1 })
   }
 
-  @Test func connectEndsARunningDiscoveryWithSuccess() {
+  @Test func connectEndsARunningDiscoveryWithSuccess() throws {
     let h = Harness()
     guard let found = h.discover(Fixture.chipper) else { return }
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+      found.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.runUntilIdle()
     #expect(found.completion.value == .some(nil))
     #expect(found.discovery.isCompleted)
@@ -65,16 +65,16 @@ import Testing
     #expect((try? connected.value?.get())?.serialNumber == Fixture.chipper)
     #expect(h.log.statusChanges == [.discovering, .connecting, .connected])
     let names = h.log.namesWithoutStatus
-    #expect(names.firstIndex(of: "didFinishDiscovery")! < names.firstIndex(of: "didConnect")!)
+    #expect(try #require(names.firstIndex(of: "didFinishDiscovery")) < #require(names.firstIndex(of: "didConnect")))
   }
 
-  @Test func connectWhileConnectedFailsWithAlreadyConnected() {
+  @Test func connectWhileConnectedFailsWithAlreadyConnected() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.chipper), let other = h.discover(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.chipper), let other = h.discover(Fixture.m2) else { return }
     let second = Outcome<Result<Reader, ReaderError>>()
     // The scan runs without a timeout: the connect must not wait behind it.
     h.terminal.connectReader(
-      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: second.record)
+      other.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: second.record)
     h.clock.runUntilIdle()
     #expect(second.value?.failure?.code == .alreadyConnected)
     #expect(other.completion.value == .some(nil))
@@ -84,21 +84,21 @@ import Testing
     #expect(connection.delegate.calls.isEmpty)
   }
 
-  @Test func connectToAnUnknownReaderFailsWithReaderNotFound() {
+  @Test func connectToAnUnknownReaderFailsWithReaderNotFound() throws {
     let h = Harness()
     let ghost = Reader(serialNumber: "STRM2-9999", deviceType: .stripeM2, simulated: true)
     let result = Outcome<Result<Reader, ReaderError>>()
-    h.terminal.connectReader(ghost, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+    h.terminal.connectReader(ghost, connectionConfig: try h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .readerNotFound)
     #expect(result.value?.failure?.context["serialNumber"] == "STRM2-9999")
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func connectToAReaderDiscoveredAWhileAgoListensForItThenConnects() {
+  @Test func connectToAReaderDiscoveredAWhileAgoListensForItThenConnects() throws {
     let h = Harness()
     // Long past the staleness window; the reader still advertises.
-    guard let (result, _, mark) = h.connectLongAfterDiscovery(Fixture.wisePad, wait: .seconds(60)) else { return }
+    guard let (result, _, mark) = try h.connectLongAfterDiscovery(Fixture.wisePad, wait: .seconds(60)) else { return }
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
     #expect(h.world.isScanning)
@@ -111,10 +111,10 @@ import Testing
     #expect(h.terminal.engine.armedTimers.allSatisfy { !$0.contains("locate") })
   }
 
-  @Test func connectListeningForAGoneReaderGivesUpAfterTheStalenessWindow() {
+  @Test func connectListeningForAGoneReaderGivesUpAfterTheStalenessWindow() throws {
     let h = Harness()
     guard
-      let (result, _, _) = h.connectLongAfterDiscovery(
+      let (result, _, _) = try h.connectLongAfterDiscovery(
         Fixture.wisePad, meanwhile: { h.world.setPower(Fixture.wisePad, on: false) })
     else { return }
     h.clock.advance(by: DiscoveryTuning().stalenessWindow - .milliseconds(1))
@@ -127,10 +127,10 @@ import Testing
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func cancellingAConnectWhileItListensStopsTheScanAndCompletesCanceled() {
+  @Test func cancellingAConnectWhileItListensStopsTheScanAndCompletesCanceled() throws {
     let h = Harness()
     guard
-      let (result, connect, _) = h.connectLongAfterDiscovery(
+      let (result, connect, _) = try h.connectLongAfterDiscovery(
         Fixture.wisePad, meanwhile: { h.world.setInRange(Fixture.wisePad, false) })
     else { return }
     h.clock.advance(by: .seconds(2))
@@ -144,13 +144,13 @@ import Testing
     #expect(h.terminal.engine.armedTimers.isEmpty)
   }
 
-  @Test func connectTimesOutWhenTheReaderNeverAnswers() {
+  @Test func connectTimesOutWhenTheReaderNeverAnswers() throws {
     let h = Harness()
     guard let found = h.discover(Fixture.wisePad) else { return }
     let result = Outcome<Result<Reader, ReaderError>>()
     h.world.setInRange(Fixture.wisePad, false)  // Still in the list, but gone.
     h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+      found.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .connecting)
 
@@ -161,9 +161,10 @@ import Testing
     h.clock.advance(by: .milliseconds(1))
     #expect(result.value?.failure?.code == .bluetoothConnectTimedOut)
     #expect(h.terminal.connectionStatus == .notConnected)
+    let failure = try #require(result.value?.failure)
     #expect(
       h.log.kinds.last { if case .didFailToConnect = $0 { true } else { false } }
-        == .didFailToConnect(serialNumber: Fixture.wisePad, error: result.value!.failure!))
+        == .didFailToConnect(serialNumber: Fixture.wisePad, error: failure))
 
     // Coming back in range later does not connect behind the app's back.
     h.world.setInRange(Fixture.wisePad, true)
@@ -172,13 +173,13 @@ import Testing
     #expect(!h.world.worldEvents.contains { $0.kind == "connected" })
   }
 
-  @Test func connectCanBeCancelledWhileConnecting() {
+  @Test func connectCanBeCancelledWhileConnecting() throws {
     let h = Harness()
     guard let found = h.discover(Fixture.m2) else { return }
     let result = Outcome<Result<Reader, ReaderError>>()
     let answer = Outcome<CancelResult>()
     let connecting = h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+      found.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.advance(by: .milliseconds(500))
     connecting.cancelAndReport(answer.record)
     h.clock.runUntilIdle()
@@ -200,9 +201,9 @@ import Testing
     #expect(result.value??.code == .notConnected)
   }
 
-  @Test func disconnectReaderReportsDisconnectRequestedAndNeverReconnects() {
+  @Test func disconnectReaderReportsDisconnectRequestedAndNeverReconnects() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let result = Outcome<ReaderError?>()
     h.terminal.disconnectReader(completion: result.record)
     h.clock.advance(by: .seconds(1))
@@ -218,29 +219,29 @@ import Testing
     #expect(h.store.savedReader?.serialNumber == Fixture.m2)
   }
 
-  @Test func connectQueuedBehindADisconnectRunsOnceItCompletes() {
+  @Test func connectQueuedBehindADisconnectRunsOnceItCompletes() throws {
     let h = Harness()
-    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    guard try h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
     other.discovery.cancel()
     let disconnected = Outcome<ReaderError?>()
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.disconnectReader(completion: disconnected.record)
     h.terminal.connectReader(
-      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+      other.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.advance(by: .seconds(3))
     #expect(disconnected.value == .some(nil))
     #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
     #expect(h.terminal.connectedReader?.serialNumber == Fixture.m2)
   }
 
-  @Test func disconnectThenConnectDuringADiscoveryRunInTheOrderCalled() {
+  @Test func disconnectThenConnectDuringADiscoveryRunInTheOrderCalled() throws {
     let h = Harness()
-    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    guard try h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
     let disconnected = Outcome<ReaderError?>()
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.disconnectReader(completion: disconnected.record)
     h.terminal.connectReader(
-      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+      other.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.advance(by: .seconds(3))
     #expect(disconnected.value == .some(nil))
     #expect((try? connected.value?.get())?.serialNumber == Fixture.m2)
@@ -248,14 +249,14 @@ import Testing
     #expect(h.terminal.connectedReader?.serialNumber == Fixture.m2)
   }
 
-  @Test func connectWithTheRadioOffFailsWithBluetoothDisabled() {
+  @Test func connectWithTheRadioOffFailsWithBluetoothDisabled() throws {
     let h = Harness()
     guard let found = h.discover(Fixture.m2) else { return }
     h.world.setRadio(on: false)
     h.clock.runUntilIdle()
     let result = Outcome<Result<Reader, ReaderError>>()
     h.terminal.connectReader(
-      found.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: result.record)
+      found.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: result.record)
     h.clock.runUntilIdle()
     #expect(result.value?.failure?.code == .bluetoothDisabled)
     #expect(h.terminal.connectionStatus == .notConnected)
@@ -264,7 +265,7 @@ import Testing
   @Test func asyncConnectReturnsTheConnectedReader() async throws {
     let h = Harness()
     guard let found = h.discover(Fixture.chipper) else { return }
-    let config = h.configuration(ReaderRecorder())
+    let config = try h.configuration(ReaderRecorder())
     let task = Task { [terminal = h.terminal] in
       try await terminal.connectReader(found.reader, connectionConfig: config)
     }
@@ -277,11 +278,11 @@ import Testing
     #expect(reader.locationId == Fixture.location)
   }
 
-  @Test func cancellingTheTaskCancelsAnAsyncConnect() async {
+  @Test func cancellingTheTaskCancelsAnAsyncConnect() async throws {
     let h = Harness()
     guard let found = h.discover(Fixture.wisePad) else { return }
     h.world.setInRange(Fixture.wisePad, false)  // The connect will hang until cancelled or timed out.
-    let config = h.configuration(ReaderRecorder())
+    let config = try h.configuration(ReaderRecorder())
     let task = Task { [terminal = h.terminal] () -> ReaderError? in
       do {
         _ = try await terminal.connectReader(found.reader, connectionConfig: config)

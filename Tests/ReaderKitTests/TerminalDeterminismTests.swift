@@ -8,11 +8,16 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
   private let claimed = Mutex(false)
   private let terminal: Terminal
   private let clock: VirtualClock
+  private let scanConfiguration: BluetoothScanDiscoveryConfiguration
+  private let connectionConfiguration: BluetoothConnectionConfiguration
   let delegate = ReaderRecorder()
 
-  init(terminal: Terminal, clock: VirtualClock) {
+  init(terminal: Terminal, clock: VirtualClock) throws {
     self.terminal = terminal
     self.clock = clock
+    scanConfiguration = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(20).setSimulated(true).build()
+    connectionConfiguration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_det")
+      .build()
     terminal.addEventObserver { [self] event in
       if case .didDisconnect = event.kind { clock.schedule(after: .seconds(60)) { [self] in scan() } }
     }
@@ -20,8 +25,7 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
 
   func scan() {
     claimed.withLock { $0 = false }
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(20).setSimulated(true).build()
-    terminal.discoverReaders(scan, delegate: self) { [self] _ in
+    terminal.discoverReaders(scanConfiguration, delegate: self) { [self] _ in
       if !claimed.withLock({ $0 }) { clock.schedule(after: .seconds(60)) { [self] in self.scan() } }
     }
   }
@@ -32,8 +36,7 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
         defer { claimed = true }; return !claimed
       })
     else { return }
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_det").build()
-    terminal.connectReader(nearest, connectionConfig: config) { [self] result in
+    terminal.connectReader(nearest, connectionConfig: connectionConfiguration) { [self] result in
       if case .failure = result { clock.schedule(after: .seconds(60)) { [self] in scan() } }
     }
   }
@@ -41,11 +44,11 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
 
 @Suite struct TerminalDeterminismTests {
   /// Three simulated hours of a seeded world: connect, random faults for every reader, an app reboot.
-  private static func transcript(seed: UInt64) -> String {
+  private static func transcript(seed: UInt64) throws -> String {
     let (terminal, world) = Terminal.simulated(seed: seed, readers: 4)
     let clock = world.clock
     let log = EventLog(terminal)
-    let connector = NearestConnector(terminal: terminal, clock: clock)
+    let connector = try NearestConnector(terminal: terminal, clock: clock)
     connector.scan()
     SimulatedFaultSchedule.random(
       seed: seed, serialNumbers: world.readers.map(\.serialNumber), over: .seconds(2 * 3600),
@@ -58,10 +61,10 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
     return ([log.rendered(), "-- delegate"] + calls + ["-- world"] + worldLog).joined(separator: "\n")
   }
 
-  @Test func sameSeedAndScriptGiveAByteIdenticalEventLog() {
+  @Test func sameSeedAndScriptGiveAByteIdenticalEventLog() throws {
     for seed: UInt64 in [1, 42, 2024] {
-      let first = Self.transcript(seed: seed)
-      let second = Self.transcript(seed: seed)
+      let first = try Self.transcript(seed: seed)
+      let second = try Self.transcript(seed: seed)
       #expect(Array(first.utf8) == Array(second.utf8), "seed \(seed)")
       #expect(first.contains("didConnect"), "seed \(seed)")
       #expect(first.contains("didStartReconnect"), "seed \(seed)")
@@ -69,8 +72,8 @@ private nonisolated final class NearestConnector: DiscoveryDelegate {
     }
   }
 
-  @Test func differentSeedsGiveDifferentRuns() {
-    let transcripts = Set((1...5).map { Self.transcript(seed: UInt64($0)) })
+  @Test func differentSeedsGiveDifferentRuns() throws {
+    let transcripts = Set(try (1...5).map { try Self.transcript(seed: UInt64($0)) })
     #expect(transcripts.count == 5)
   }
 

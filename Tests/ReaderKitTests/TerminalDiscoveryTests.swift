@@ -5,11 +5,11 @@ import Testing
 @Suite struct TerminalDiscoveryTests {
   // MARK: Bluetooth scan
 
-  @Test func scanIsDiscoveringAndReportsEveryReaderNearestFirst() {
+  @Test func scanIsDiscoveringAndReportsEveryReaderNearestFirst() throws {
     let h = Harness()
     let delegate = DiscoveryRecorder(clock: h.clock)
     let done = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(Harness.scan, delegate: delegate, completion: done.record)
+    h.terminal.discoverReaders(try Harness.scan, delegate: delegate, completion: done.record)
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .discovering)
     #expect(h.log.statusChanges == [.discovering])
@@ -32,7 +32,7 @@ import Testing
     #expect(streamed == delegate.updates)
   }
 
-  @Test func scanReportsAtMostOneUpdatePerInterval() {
+  @Test func scanReportsAtMostOneUpdatePerInterval() throws {
     // Eight readers all start advertising within the first second: a burst.
     var readers = Fixture.readers()
     for index in 0..<5 {
@@ -41,7 +41,7 @@ import Testing
     }
     let h = Harness(readers: readers)
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Harness.scan, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Harness.scan, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(1))
     #expect(delegate.updates.count <= 2)
 
@@ -57,10 +57,10 @@ import Testing
     #expect(delegate.updates.allSatisfy { Set($0.map(\.serialNumber)).count == $0.count })
   }
 
-  @Test func readerThatStopsAdvertisingLeavesTheListAfterTheStalenessWindow() {
+  @Test func readerThatStopsAdvertisingLeavesTheListAfterTheStalenessWindow() throws {
     let h = Harness()
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Harness.scan, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Harness.scan, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(3))
     #expect(delegate.latestSerials == [Fixture.chipper, Fixture.m2, Fixture.wisePad])
 
@@ -84,12 +84,12 @@ import Testing
     #expect(delegate.latestSerials == [Fixture.chipper, Fixture.m2])
   }
 
-  @Test func scanTimeoutWithNothingFoundEndsWithBluetoothScanTimedOut() {
+  @Test func scanTimeoutWithNothingFoundEndsWithBluetoothScanTimedOut() throws {
     let h = Harness()
     for reader in Fixture.readers() { h.world.setInRange(reader.serialNumber, false) }
     let delegate = DiscoveryRecorder(clock: h.clock)
     let done = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(h.scan(timeout: 10), delegate: delegate, completion: done.record)
+    h.terminal.discoverReaders(try h.scan(timeout: 10), delegate: delegate, completion: done.record)
 
     h.clock.advance(by: .seconds(10) - .milliseconds(1))
     #expect(done.count == 0)
@@ -101,15 +101,15 @@ import Testing
     #expect(h.terminal.connectionStatus == .notConnected)
     #expect(delegate.updates.isEmpty)
     #expect(h.log.statusChanges == [.discovering, .notConnected])
-    #expect(h.pendingWorkDescription == nil || h.clock.nextDeadline! > h.clock.elapsed + .seconds(3600))
+    #expect(h.pendingWorkDescription == nil || (h.clock.nextDeadline ?? .zero) > h.clock.elapsed + .seconds(3600))
   }
 
-  @Test func scanTimeoutAfterFindingReadersEndsWithSuccess() {
+  @Test func scanTimeoutAfterFindingReadersEndsWithSuccess() throws {
     let h = Harness()
     let delegate = DiscoveryRecorder(clock: h.clock)
     let done = Outcome<ReaderError?>()
     let statusAtCompletion = Outcome<ConnectionStatus>()
-    h.terminal.discoverReaders(h.scan(timeout: 10), delegate: delegate) { [terminal = h.terminal] error in
+    h.terminal.discoverReaders(try h.scan(timeout: 10), delegate: delegate) { [terminal = h.terminal] error in
       statusAtCompletion.record(terminal.connectionStatus)
       done.record(error)
     }
@@ -132,11 +132,11 @@ import Testing
     #expect(statusAtCompletion.value == .notConnected)
   }
 
-  @Test func zeroTimeoutScansUntilCancelled() {
+  @Test func zeroTimeoutScansUntilCancelled() throws {
     let h = Harness()
     let done = Outcome<ReaderError?>()
     let discovery = h.terminal.discoverReaders(
-      h.scan(timeout: 0), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+      try h.scan(timeout: 0), delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(3600))
     #expect(done.count == 0)
     #expect(h.terminal.connectionStatus == .discovering)
@@ -164,10 +164,10 @@ import Testing
     }
   }
 
-  @Test func scanEndsWithBluetoothDisabledWhenTheRadioGoesOff() {
+  @Test func scanEndsWithBluetoothDisabledWhenTheRadioGoesOff() throws {
     let h = Harness()
     let done = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
+    h.terminal.discoverReaders(try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: done.record)
     h.clock.advance(by: .seconds(2))
     h.world.setRadio(on: false)
     h.clock.runUntilIdle()
@@ -176,7 +176,7 @@ import Testing
 
     // With the radio still off, a new scan fails at once.
     let again = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: again.record)
+    h.terminal.discoverReaders(try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: again.record)
     h.clock.runUntilIdle()
     #expect(again.value??.code == .bluetoothDisabled)
   }
@@ -190,12 +190,14 @@ import Testing
     SimulatedReader(serialNumber: "STRM2-0003", deviceType: .stripeM2, distance: 0.1),
   ]
 
-  private static let proximity = try! BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build()
+  private static var proximity: BluetoothProximityDiscoveryConfiguration {
+    get throws { try BluetoothProximityDiscoveryConfiguration.Builder().setSimulated(true).build() }
+  }
 
-  @Test func proximityReportsTheNearestChipperTwiceAndFlashesItsLEDs() {
+  @Test func proximityReportsTheNearestChipperTwiceAndFlashesItsLEDs() throws {
     let h = Harness(readers: Self.proximityWorld)
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Self.proximity, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Self.proximity, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(5))
 
     #expect(delegate.updates.count == 2)
@@ -212,10 +214,10 @@ import Testing
     #expect(h.terminal.connectionStatus == .discovering)
   }
 
-  @Test func proximitySticksToItsPickWhileItAdvertises() {
+  @Test func proximitySticksToItsPickWhileItAdvertises() throws {
     let h = Harness(readers: Self.proximityWorld)
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Self.proximity, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Self.proximity, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(5))
     #expect(delegate.latestSerials == ["CHB20-0001"])
 
@@ -226,10 +228,10 @@ import Testing
     #expect(h.world.ledFlashCount("CHB20-0002") == 0)
   }
 
-  @Test func proximityPicksAgainWhenItsReaderGoesAway() {
+  @Test func proximityPicksAgainWhenItsReaderGoesAway() throws {
     let h = Harness(readers: Self.proximityWorld)
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Self.proximity, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Self.proximity, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(5))
     h.world.setPower("CHB20-0001", on: false)
     h.clock.advance(by: .seconds(10))
@@ -241,10 +243,10 @@ import Testing
     #expect(h.world.ledFlashCount("CHB20-0002") == 1)
   }
 
-  @Test func proximityIgnoresReadersOtherThanChipper2X() {
+  @Test func proximityIgnoresReadersOtherThanChipper2X() throws {
     let h = Harness(readers: [SimulatedReader(serialNumber: "STRM2-0003", deviceType: .stripeM2, distance: 0.1)])
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Self.proximity, delegate: delegate) { _ in }
+    h.terminal.discoverReaders(try Self.proximity, delegate: delegate) { _ in }
     h.clock.advance(by: .seconds(30))
     #expect(delegate.updates.isEmpty)
     #expect(h.world.ledFlashCount("STRM2-0003") == 0)
@@ -254,7 +256,7 @@ import Testing
 
   @Test func asyncDiscoveryYieldsListsAndEndsWhenTheScanTimesOut() async throws {
     let h = Harness()
-    let stream = h.terminal.discoverReaders(h.scan(timeout: 5))
+    let stream = h.terminal.discoverReaders(try h.scan(timeout: 5))
     let consumer = Task { () -> (lists: [[Reader]], error: ReaderError?) in
       var lists: [[Reader]] = []
       do {
@@ -274,7 +276,7 @@ import Testing
   @Test func endingTheAsyncDiscoveryCancelsTheScan() async throws {
     let h = Harness()
     let consumer = Task { [terminal = h.terminal] () -> [Reader]? in
-      for try await list in terminal.discoverReaders(Harness.scan) where !list.isEmpty { return list }
+      for try await list in terminal.discoverReaders(try Harness.scan) where !list.isEmpty { return list }
       return nil
     }
     // Wait for the task to submit the scan; then drive time until it has what it wants.

@@ -5,9 +5,9 @@ import Testing
 @testable import ReaderKit
 
 @Suite struct TerminalLaunchReconnectTests {
-  @Test func connectingSavesTheReaderAndTheNextLaunchReconnectsIt() {
+  @Test func connectingSavesTheReaderAndTheNextLaunchReconnectsIt() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     #expect(
       h.store.savedReader
         == SavedReader(serialNumber: Fixture.m2, locationId: Fixture.location, deviceType: .stripeM2, simulated: true))
@@ -131,12 +131,12 @@ import Testing
   enum Stage: String, CaseIterable, Sendable { case waiting, discovering, connecting }
 
   @Test(arguments: Stage.allCases)
-  func launchReconnectCanBeCancelledAtEachStage(stage: Stage) {
+  func launchReconnectCanBeCancelledAtEachStage(stage: Stage) throws {
     let store = InMemoryReaderStore(SavedReader(serialNumber: Fixture.wisePad, locationId: Fixture.location))
     let h = Harness(store: store)
     let before = Outcome<ReaderError?>()
     let blocker = h.terminal.discoverReaders(
-      Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: before.record)
+      try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: before.record)
     if stage != .waiting { blocker.cancel() }
     if stage == .discovering { h.world.setInRange(Fixture.wisePad, false) }
     let result = Outcome<Result<Reader?, ReaderError>>()

@@ -49,18 +49,18 @@ private struct SilentHarness {
   let log: EventLog
   let delegate = ReaderRecorder()
 
-  init?() {
+  init?() throws {
     let world = SimulatedBluetoothCentral(clock: clock, seed: 1)
     for reader in Fixture.readers() { world.add(reader) }
     central = SilentReaderCentral(world)
     terminal = Terminal(central: central, scheduler: clock, store: InMemoryReaderStore(), seed: 1)
     log = EventLog(terminal)
     let found = Outcome<[Reader]>()
-    let scan = terminal.discoverReaders(Harness.scan, delegate: ListDelegate(found)) { _ in }
+    let scan = terminal.discoverReaders(try Harness.scan, delegate: ListDelegate(found)) { _ in }
     clock.advance(by: .seconds(3))
     guard let reader = found.all.last?.first(where: { $0.serialNumber == Fixture.m2 }) else { return nil }
     scan.cancel()
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: Fixture.location)
+    let config = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: Fixture.location)
       .build()
     terminal.connectReader(reader, connectionConfig: config) { _ in }
     clock.advance(by: .seconds(3))
@@ -76,9 +76,9 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
 
 /// The orderings and timeouts around commands that the reader answers late, wrongly or never.
 @Suite struct TerminalOrderingTests {
-  @Test func commandQueuedBehindARebootTheReaderDropsBeforeAnsweringWaitsForTheReconnection() {
+  @Test func commandQueuedBehindARebootTheReaderDropsBeforeAnsweringWaitsForTheReconnection() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     let reboot = Outcome<ReaderError?>()
     let disconnect = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: reboot.record)
@@ -94,12 +94,14 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(disconnect.value == .some(nil))
     #expect(h.terminal.connectionStatus == .notConnected)
     let names = h.log.namesWithoutStatus
-    #expect(names.firstIndex(of: "didStartReconnect")! < names.firstIndex(of: "readerDidSucceedReconnect")!)
+    #expect(
+      try #require(names.firstIndex(of: "didStartReconnect"))
+        < #require(names.firstIndex(of: "readerDidSucceedReconnect")))
     #expect(names.last == "didDisconnect")
   }
 
   @Test func rebootTheReaderNeverAnswersFailsAfterTheReplyTimeoutAndFreesTheLine() throws {
-    let h = try #require(SilentHarness())
+    let h = try #require(try SilentHarness())
     h.central.ignoresReboot.store(true, ordering: .relaxed)
     let reboot = Outcome<ReaderError?>()
     let disconnect = Outcome<ReaderError?>()
@@ -116,7 +118,7 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
   }
 
   @Test func disconnectTheReaderNeverConfirmsCompletesAfterTheReplyTimeout() throws {
-    let h = try #require(SilentHarness())
+    let h = try #require(try SilentHarness())
     h.central.ignoresDisconnect.store(true, ordering: .relaxed)
     let disconnect = Outcome<ReaderError?>()
     h.terminal.disconnectReader(completion: disconnect.record)
@@ -131,7 +133,7 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(h.central.world.worldEvents.contains { $0.kind == "linkAbandoned" && $0.serialNumber == Fixture.m2 })
   }
 
-  @Test func discoveryEndedByAConnectSeesTheStatusAlreadyConnecting() {
+  @Test func discoveryEndedByAConnectSeesTheStatusAlreadyConnecting() throws {
     let h = Harness()
     guard let found = h.discover(Fixture.m2) else { return }
     let statusInCompletion = Outcome<ConnectionStatus>()
@@ -139,21 +141,21 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     found.discovery.cancel()
     h.clock.runUntilIdle()
     let delegate = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Harness.scan, delegate: delegate) { [terminal = h.terminal] _ in
+    h.terminal.discoverReaders(try Harness.scan, delegate: delegate) { [terminal = h.terminal] _ in
       statusInCompletion.record(terminal.connectionStatus)
     }
     h.clock.advance(by: .seconds(3))
     let mark = h.log.count
-    h.terminal.connectReader(found.reader, connectionConfig: h.configuration(ReaderRecorder())) { _ in }
+    h.terminal.connectReader(found.reader, connectionConfig: try h.configuration(ReaderRecorder())) { _ in }
     h.clock.advance(by: .seconds(3))
     #expect(statusInCompletion.value == .connecting)
     #expect(h.log.statusChanges(since: mark) == [.connecting, .connected])
   }
 
-  @Test func turningBluetoothOffWhileAConnectListensFailsItWithBluetoothDisabled() {
+  @Test func turningBluetoothOffWhileAConnectListensFailsItWithBluetoothDisabled() throws {
     let h = Harness()
     guard
-      let (result, _, _) = h.connectLongAfterDiscovery(
+      let (result, _, _) = try h.connectLongAfterDiscovery(
         Fixture.wisePad, meanwhile: { h.world.setInRange(Fixture.wisePad, false) })
     else { return }
     h.clock.advance(by: .seconds(1))
@@ -164,9 +166,9 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(h.terminal.engine.armedTimers.isEmpty)
   }
 
-  @Test func launchThatFoundItsReaderLeavesNoDiscoveryTimerWhileItConnects() {
+  @Test func launchThatFoundItsReaderLeavesNoDiscoveryTimerWhileItConnects() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     let (terminal, _) = h.relaunch()
     let result = Outcome<Result<Reader?, ReaderError>>()
     terminal.reconnectToSavedReader(delegate: ReaderRecorder(), completion: result.record)
@@ -182,9 +184,9 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect((try? result.value?.get())??.serialNumber == Fixture.m2)
   }
 
-  @Test func disconnectWaitingBehindAReconnectionCanBeWithdrawn() {
+  @Test func disconnectWaitingBehindAReconnectionCanBeWithdrawn() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     h.world.walkAway(Fixture.m2, for: .seconds(10))
     h.clock.runUntilIdle()
     #expect(h.terminal.connectionStatus == .reconnecting)
@@ -203,9 +205,9 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(disconnect.count == 1)
   }
 
-  @Test func cancellingADisconnectAlreadySentWaitsForItAndReportsNothingToCancel() {
+  @Test func cancellingADisconnectAlreadySentWaitsForItAndReportsNothingToCancel() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     let disconnect = Outcome<ReaderError?>()
     let handle = h.terminal.disconnectReader(completion: disconnect.record)
     h.clock.runUntilIdle()
@@ -219,9 +221,9 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func rebootWaitingBehindAReconnectionCanBeWithdrawn() {
+  @Test func rebootWaitingBehindAReconnectionCanBeWithdrawn() throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     h.world.walkAway(Fixture.m2, for: .seconds(10))
     h.clock.runUntilIdle()
     let reboot = Outcome<ReaderError?>()
@@ -234,18 +236,19 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(h.terminal.connectionStatus == .connected)
   }
 
-  @Test func connectQueuedBehindAScanThatWaitsItsTurnEndsTheScanWhenItStarts() {
+  @Test func connectQueuedBehindAScanThatWaitsItsTurnEndsTheScanWhenItStarts() throws {
     let h = Harness()
-    guard h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
+    guard try h.connect(Fixture.chipper) != nil, let other = h.discover(Fixture.m2) else { return }
     other.discovery.cancel()
     h.clock.runUntilIdle()
     let disconnected = Outcome<ReaderError?>()
     let scanned = Outcome<ReaderError?>()
     let connected = Outcome<Result<Reader, ReaderError>>()
     h.terminal.disconnectReader(completion: disconnected.record)
-    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
+    h.terminal.discoverReaders(
+      try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
     h.terminal.connectReader(
-      other.reader, connectionConfig: h.configuration(ReaderRecorder()), completion: connected.record)
+      other.reader, connectionConfig: try h.configuration(ReaderRecorder()), completion: connected.record)
     h.clock.advance(by: .seconds(10))
     #expect(disconnected.value == .some(nil))
     #expect(scanned.value == .some(nil), "the scan (no timeout) ends as it starts, for the connect behind it")
@@ -253,14 +256,15 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(!h.world.isScanning)
   }
 
-  @Test func connectThatEndsAScanAndFailsAtOnceNeverShowsConnecting() {
+  @Test func connectThatEndsAScanAndFailsAtOnceNeverShowsConnecting() throws {
     let h = Harness()
     let scanned = Outcome<ReaderError?>()
-    h.terminal.discoverReaders(Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
+    h.terminal.discoverReaders(
+      try Harness.scan, delegate: DiscoveryRecorder(clock: h.clock), completion: scanned.record)
     h.clock.advance(by: .seconds(2))
     let ghost = Reader(serialNumber: "STRM2-9999", deviceType: .stripeM2, simulated: true)
     let statusInCompletion = Outcome<ConnectionStatus>()
-    h.terminal.connectReader(ghost, connectionConfig: h.configuration(ReaderRecorder())) {
+    h.terminal.connectReader(ghost, connectionConfig: try h.configuration(ReaderRecorder())) {
       [terminal = h.terminal] result in
       #expect(result.failure?.code == .readerNotFound)
       statusInCompletion.record(terminal.connectionStatus)
@@ -271,11 +275,11 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
     #expect(h.log.statusChanges == [.discovering, .notConnected])
   }
 
-  @Test func statusReadsReconnectingInDidFailReconnectAndNotConnectedInDidDisconnect() {
+  @Test func statusReadsReconnectingInDidFailReconnectAndNotConnectedInDidDisconnect() throws {
     let h = Harness()
     let sampler = StatusSampler()
     guard let found = h.discover(Fixture.m2) else { return }
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: sampler, locationId: Fixture.location).build()
+    let config = try BluetoothConnectionConfiguration.Builder(delegate: sampler, locationId: Fixture.location).build()
     sampler.terminal.withLock { $0 = h.terminal }
     h.terminal.connectReader(found.reader, connectionConfig: config) { _ in }
     h.clock.advance(by: .seconds(3))

@@ -6,9 +6,9 @@ private let day = Duration.seconds(24 * 3600)
 private let hour = Duration.seconds(3600)
 
 @Suite struct TerminalRebootTests {
-  @Test func rebootCompletesOnceAcceptedThenTheReaderIsReconnectedByItself() {
+  @Test func rebootCompletesOnceAcceptedThenTheReaderIsReconnectedByItself() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let done = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: done.record)
     h.clock.runUntilIdle()
@@ -37,9 +37,9 @@ private let hour = Duration.seconds(3600)
       h.world.worldEvents.map(\.kind).filter { $0 == "rebooting" || $0 == "rebooted" } == ["rebooting", "rebooted"])
   }
 
-  @Test func rebootWithoutAutoReconnectDisconnectsWithRebootRequested() {
+  @Test func rebootWithoutAutoReconnectDisconnectsWithRebootRequested() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2, autoReconnect: false) else { return }
+    guard let connection = try h.connect(Fixture.m2, autoReconnect: false) else { return }
     let done = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: done.record)
     h.clock.advance(by: .seconds(1))
@@ -52,9 +52,9 @@ private let hour = Duration.seconds(3600)
     #expect(h.discover(Fixture.m2) != nil)
   }
 
-  @Test func disconnectQueuedBehindARebootDisconnectsTheReaderOnceItIsBack() {
+  @Test func disconnectQueuedBehindARebootDisconnectsTheReaderOnceItIsBack() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let rebooted = Outcome<ReaderError?>()
     let disconnected = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: rebooted.record)
@@ -73,9 +73,9 @@ private let hour = Duration.seconds(3600)
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func rebootRefusedBecauseTheReaderDroppedFailsWithRebootFailed() {
+  @Test func rebootRefusedBecauseTheReaderDroppedFailsWithRebootFailed() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let rebooted = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: rebooted.record)
     h.clock.advance(by: .milliseconds(100))
@@ -99,7 +99,7 @@ private let hour = Duration.seconds(3600)
 
   @Test func asyncRebootReturnsOnceAccepted() async throws {
     let h = Harness()
-    guard h.connect(Fixture.m2) != nil else { return }
+    guard try h.connect(Fixture.m2) != nil else { return }
     let task = Task { [terminal = h.terminal] in try await terminal.rebootReader() }
     for _ in 0..<100_000 where !h.log.names.contains("didRespondToReboot") {
       await Task.yield()
@@ -109,10 +109,10 @@ private let hour = Duration.seconds(3600)
   }
 
   @Test(arguments: [DeviceType.stripeM2, .wisePad3])
-  func readerRebootsItselfTwentyFourHoursAfterItStarted(model: DeviceType) {
+  func readerRebootsItselfTwentyFourHoursAfterItStarted(model: DeviceType) throws {
     let serial = "\(model.serialPrefix)-0100"
     let h = Harness(readers: [SimulatedReader(serialNumber: serial, deviceType: model, isCharging: true)])
-    guard let connection = h.connect(serial) else { return }
+    guard let connection = try h.connect(serial) else { return }
     h.clock.advance(to: day - .milliseconds(1))
     #expect(connection.delegate.calls.isEmpty)
     h.clock.advance(by: .milliseconds(1))
@@ -121,9 +121,9 @@ private let hour = Duration.seconds(3600)
     #expect(connection.delegate.connectionCalls.last == .didSucceedReconnect(serial))
   }
 
-  @Test func rebootReaderRestartsTheTwentyFourHourCount() {
+  @Test func rebootReaderRestartsTheTwentyFourHourCount() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.clock.advance(to: hour * 10)
     h.terminal.rebootReader { _ in }
     h.clock.advance(by: .seconds(30))
@@ -141,18 +141,18 @@ private let hour = Duration.seconds(3600)
     #expect(connection.delegate.connectionCalls.last == .didStartReconnect(Fixture.m2, .securityReboot))
   }
 
-  @Test func chipperNeverRebootsItself() {
+  @Test func chipperNeverRebootsItself() throws {
     let h = Harness(readers: [SimulatedReader(serialNumber: Fixture.chipper, deviceType: .chipper2X, isCharging: true)])
-    guard let connection = h.connect(Fixture.chipper) else { return }
+    guard let connection = try h.connect(Fixture.chipper) else { return }
     h.clock.advance(by: day * 7)
     #expect(connection.delegate.calls.isEmpty)
     #expect(!h.world.worldEvents.contains { $0.kind == "securityReboot" })
     #expect(h.terminal.connectionStatus == .connected)
   }
 
-  @Test func readerIdleOnBatteryPowersDownAfterTenHoursAndIsNotReconnected() {
+  @Test func readerIdleOnBatteryPowersDownAfterTenHoursAndIsNotReconnected() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.wisePad) else { return }
+    guard let connection = try h.connect(Fixture.wisePad) else { return }
     // The idle count starts with the host's last request to the reader: the connect.
     let connected = h.world.worldEvents.last { $0.kind == "connected" }?.time ?? .zero
     let requested = connected - .milliseconds(1500)
@@ -165,19 +165,19 @@ private let hour = Duration.seconds(3600)
     #expect(connection.delegate.connectionCalls.count == 1)
   }
 
-  @Test func readerOnExternalPowerNeverIdlesDown() {
+  @Test func readerOnExternalPowerNeverIdlesDown() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.clock.advance(to: hour * 23)
     #expect(connection.delegate.calls.isEmpty)
     #expect(!h.world.worldEvents.contains { $0.kind == "idlePowerDown" && $0.serialNumber == Fixture.m2 })
   }
 
   @Test(arguments: [DeviceType.stripeM2, .wisePad3])
-  func readerConnectedForAWeekIsReconnectedAfterEverySecurityReboot(model: DeviceType) {
+  func readerConnectedForAWeekIsReconnectedAfterEverySecurityReboot(model: DeviceType) throws {
     let serial = "\(model.serialPrefix)-0200"
     let h = Harness(readers: [SimulatedReader(serialNumber: serial, deviceType: model, isCharging: true)])
-    guard let connection = h.connect(serial) else { return }
+    guard let connection = try h.connect(serial) else { return }
     h.clock.advance(by: day * 7)
 
     let reboots = h.world.worldEvents.filter { $0.kind == "securityReboot" }

@@ -90,9 +90,9 @@ extension EventLog {
   // MARK: Unexpected disconnects
 
   @Test(arguments: Fault.allCases)
-  func unexpectedDisconnectWithoutAutoReconnectReportsOnlyDidDisconnect(fault: Fault) {
+  func unexpectedDisconnectWithoutAutoReconnectReportsOnlyDidDisconnect(fault: Fault) throws {
     let h = Harness()
-    guard let connection = h.connect(fault.serial, autoReconnect: false) else { return }
+    guard let connection = try h.connect(fault.serial, autoReconnect: false) else { return }
     fault.inflict(on: h)
     #expect(connection.delegate.connectionCalls == [.didDisconnect(fault.serial, fault.reason)])
     #expect(h.terminal.connectionStatus == .notConnected)
@@ -106,9 +106,9 @@ extension EventLog {
   }
 
   @Test(arguments: [Fault.criticallyLowBattery, .idlePowerDown])
-  func readerThatShutItselfDownIsNotReconnected(fault: Fault) {
+  func readerThatShutItselfDownIsNotReconnected(fault: Fault) throws {
     let h = Harness()
-    guard let connection = h.connect(fault.serial) else { return }
+    guard let connection = try h.connect(fault.serial) else { return }
     let requests = h.world.connectRequestCount(fault.serial)
     fault.inflict(on: h)
     h.clock.advance(by: .seconds(300))
@@ -118,9 +118,9 @@ extension EventLog {
   }
 
   @Test(arguments: [Fault.bluetoothSignalLost, .poweredOff, .bluetoothDisabled, .securityReboot, .unknown])
-  func autoReconnectWinsTheReaderBackAtTheSameLocation(fault: Fault) {
+  func autoReconnectWinsTheReaderBackAtTheSameLocation(fault: Fault) throws {
     let h = Harness()
-    guard let connection = h.connect(fault.serial) else { return }
+    guard let connection = try h.connect(fault.serial) else { return }
     let mark = h.log.count
     fault.inflict(on: h)
     #expect(connection.delegate.connectionCalls == [.didStartReconnect(fault.serial, fault.reason)])
@@ -150,9 +150,9 @@ extension EventLog {
     #expect(connection.delegate.connectionCalls.last == .didStartReconnect(fault.serial, .bluetoothSignalLost))
   }
 
-  @Test func reconnectGivesUpAtTheDeadlineThenDisconnectsAndGoesQuiet() {
+  @Test func reconnectGivesUpAtTheDeadlineThenDisconnectsAndGoesQuiet() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.setInRange(Fixture.m2, false)  // For good.
     h.clock.runUntilIdle()
     #expect(connection.delegate.connectionCalls == [.didStartReconnect(Fixture.m2, .bluetoothSignalLost)])
@@ -182,9 +182,9 @@ extension EventLog {
     #expect(connection.delegate.connectionCalls.count == 3)
   }
 
-  @Test func reconnectDeadlineIsConfigurable() {
+  @Test func reconnectDeadlineIsConfigurable() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2, policy: ReconnectPolicy(deadline: .seconds(20))) else { return }
+    guard let connection = try h.connect(Fixture.m2, policy: ReconnectPolicy(deadline: .seconds(20))) else { return }
     h.world.setPower(Fixture.m2, on: false)
     h.clock.advance(by: .seconds(20) - .milliseconds(1))
     #expect(connection.delegate.connectionCalls.count == 1)
@@ -195,10 +195,10 @@ extension EventLog {
       ])
   }
 
-  @Test func reconnectAttemptsFollowTheBackoffScheduleWithJitterFromTheSeed() {
-    func attemptTimes(seed: UInt64) -> [Duration] {
+  @Test func reconnectAttemptsFollowTheBackoffScheduleWithJitterFromTheSeed() throws {
+    func attemptTimes(seed: UInt64) throws -> [Duration] {
       let h = Harness(seed: seed)
-      guard h.connect(Fixture.m2) != nil else { return [] }
+      guard try h.connect(Fixture.m2) != nil else { return [] }
       let lost = h.clock.elapsed
       let before = h.world.connectRequestCount(Fixture.m2)
       h.world.setInRange(Fixture.m2, false)
@@ -214,7 +214,7 @@ extension EventLog {
       return times
     }
     let policy = ReconnectPolicy.default
-    let times = attemptTimes(seed: 7)
+    let times = try attemptTimes(seed: 7)
     // The first attempt at once; each later one after a 10 s attempt and a jittered, doubling pause.
     #expect(times.first == .zero)
     #expect((4...6).contains(times.count))
@@ -224,9 +224,9 @@ extension EventLog {
       #expect(gap >= policy.attemptTimeout + base * 0.5 - .milliseconds(10), "attempt \(index + 1)")
       #expect(gap <= policy.attemptTimeout + base * 1.5 + .milliseconds(10), "attempt \(index + 1)")
     }
-    #expect(times.last! < policy.deadline)
-    #expect(attemptTimes(seed: 7) == times)
-    #expect(attemptTimes(seed: 8) != times)
+    #expect(try #require(times.last) < policy.deadline)
+    #expect(try attemptTimes(seed: 7) == times)
+    #expect(try attemptTimes(seed: 8) != times)
   }
 
   // MARK: Cancel
@@ -234,9 +234,9 @@ extension EventLog {
   enum Stage: String, CaseIterable, Sendable { case attempting, backingOff, waitingForRadio }
 
   @Test(arguments: Stage.allCases)
-  func cancelAtAnyStageFailsThenDisconnects(stage: Stage) {
+  func cancelAtAnyStageFailsThenDisconnects(stage: Stage) throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.setInRange(Fixture.m2, false)
     h.clock.runUntilIdle()
     switch stage {
@@ -279,9 +279,9 @@ extension EventLog {
     #expect(answers.all == [.canceled, .canceled, .canceled])
   }
 
-  @Test func cancelFromInsideDidStartReconnectStopsTheReconnection() {
+  @Test func cancelFromInsideDidStartReconnectStopsTheReconnection() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     connection.delegate.onStartReconnect { cancelable in cancelable.cancel() }
     h.world.setPower(Fixture.m2, on: false)
     h.clock.runUntilIdle()
@@ -293,9 +293,9 @@ extension EventLog {
     #expect(h.terminal.connectionStatus == .notConnected)
   }
 
-  @Test func cancellingAReconnectionThatSucceededSaysNothingToCancel() {
+  @Test func cancellingAReconnectionThatSucceededSaysNothingToCancel() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.walkAway(Fixture.m2, for: .seconds(3))
     h.clock.advance(by: .seconds(30))
     #expect(connection.delegate.connectionCalls.last == .didSucceedReconnect(Fixture.m2))
@@ -306,9 +306,9 @@ extension EventLog {
     #expect(h.terminal.connectionStatus == .connected)
   }
 
-  @Test func staleReconnectHandleDoesNotCancelALaterReconnection() {
+  @Test func staleReconnectHandleDoesNotCancelALaterReconnection() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     // While the app hears of the success, the reader drops again and the app cancels the old handle:
     // the cancel is for a reconnection that has already ended, not for the one that is starting.
     connection.delegate.onSucceedReconnect { [world = h.world, delegate = connection.delegate] in
@@ -331,9 +331,9 @@ extension EventLog {
 
   // MARK: Bluetooth off
 
-  @Test func reconnectWaitsForTheRadioWithoutAttemptingThenReconnects() {
+  @Test func reconnectWaitsForTheRadioWithoutAttemptingThenReconnects() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let requests = h.world.connectRequestCount(Fixture.m2)
     h.world.setRadio(on: false)
     h.clock.advance(by: .seconds(50))
@@ -350,9 +350,9 @@ extension EventLog {
     #expect(h.terminal.connectionStatus == .connected)
   }
 
-  @Test func radioOffForGoodFailsTheReconnectionAtTheDeadlineWithoutAttempts() {
+  @Test func radioOffForGoodFailsTheReconnectionAtTheDeadlineWithoutAttempts() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     let requests = h.world.connectRequestCount(Fixture.m2)
     h.world.setRadio(on: false)
     h.clock.advance(by: .seconds(60) - .milliseconds(1))
@@ -366,9 +366,9 @@ extension EventLog {
     #expect(h.world.connectRequestCount(Fixture.m2) == requests)
   }
 
-  @Test func radioTurnedOffDuringAReconnectionStopsTheAttemptsUntilItReturns() {
+  @Test func radioTurnedOffDuringAReconnectionStopsTheAttemptsUntilItReturns() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.setInRange(Fixture.m2, false)
     h.clock.advance(by: .seconds(3))
     h.world.setRadio(on: false)
@@ -385,16 +385,16 @@ extension EventLog {
 
   // MARK: Commands during a reconnection
 
-  @Test func commandsIssuedWhileReconnectingWaitUntilTheReconnectionEnds() {
+  @Test func commandsIssuedWhileReconnectingWaitUntilTheReconnectionEnds() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.walkAway(Fixture.m2, for: .seconds(20))
     h.clock.advance(by: .seconds(1))
     #expect(h.terminal.connectionStatus == .reconnecting)
 
     let scan = Outcome<ReaderError?>()
     let scanDelegate = DiscoveryRecorder(clock: h.clock)
-    let discovery = h.terminal.discoverReaders(Harness.scan, delegate: scanDelegate, completion: scan.record)
+    let discovery = h.terminal.discoverReaders(try Harness.scan, delegate: scanDelegate, completion: scan.record)
     let disconnected = Outcome<ReaderError?>()
     h.terminal.disconnectReader(completion: disconnected.record)
     h.clock.advance(by: .seconds(5))
@@ -415,12 +415,13 @@ extension EventLog {
     #expect(disconnected.value == .some(nil))
     #expect(h.terminal.connectionStatus == .notConnected)
     let names = h.log.namesWithoutStatus
-    #expect(names.lastIndex(of: "readerDidSucceedReconnect")! < names.lastIndex(of: "didDisconnect")!)
+    #expect(
+      try #require(names.lastIndex(of: "readerDidSucceedReconnect")) < #require(names.lastIndex(of: "didDisconnect")))
   }
 
-  @Test func commandWaitingOnAFailedReconnectionRunsAfterTheFinalDisconnect() {
+  @Test func commandWaitingOnAFailedReconnectionRunsAfterTheFinalDisconnect() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.m2) else { return }
+    guard let connection = try h.connect(Fixture.m2) else { return }
     h.world.setPower(Fixture.m2, on: false)
     h.clock.advance(by: .seconds(1))
     let disconnected = Outcome<ReaderError?>()
@@ -437,9 +438,9 @@ extension EventLog {
 
   // MARK: Event stream
 
-  @Test func eventStreamCarriesEveryDelegateCallInTheSameOrder() {
+  @Test func eventStreamCarriesEveryDelegateCallInTheSameOrder() throws {
     let h = Harness()
-    guard let connection = h.connect(Fixture.wisePad) else { return }
+    guard let connection = try h.connect(Fixture.wisePad) else { return }
     h.world.walkAway(Fixture.wisePad, for: .seconds(4))
     h.clock.advance(by: .seconds(30))
     h.world.setBattery(Fixture.wisePad, level: 0.12)

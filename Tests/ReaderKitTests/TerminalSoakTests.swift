@@ -24,11 +24,24 @@ private final class Merchant: Sendable {
   let target: String
   let delegate = ReaderRecorder()
   private let state: Mutex<State>
+  /// The configurations the merchant uses, built before the run so that a configuration the library
+  /// refuses fails the test instead of trapping inside a callback.
+  private let seekScan: BluetoothScanDiscoveryConfiguration
+  private let browseScan: BluetoothScanDiscoveryConfiguration
+  private let reconnecting: BluetoothConnectionConfiguration
+  private let notReconnecting: BluetoothConnectionConfiguration
+  private let elsewhere: BluetoothConnectionConfiguration
 
-  init(terminal: Terminal, clock: VirtualClock, target: String, seed: UInt64) {
+  init(terminal: Terminal, clock: VirtualClock, target: String, seed: UInt64) throws {
     self.terminal = terminal
     self.clock = clock
     self.target = target
+    seekScan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(30).setSimulated(true).build()
+    browseScan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(10).setSimulated(true).build()
+    let soak = BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_soak")
+    reconnecting = try soak.setAutoReconnectOnUnexpectedDisconnect(true).build()
+    notReconnecting = try soak.setAutoReconnectOnUnexpectedDisconnect(false).build()
+    elsewhere = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_other").build()
     self.state = Mutex(State(random: SeededRandom(seed: seed ^ 0x3E4C_4A47)))
     terminal.addEventObserver { [self] event in observe(event) }
     delegate.onStartReconnect { [self] cancelable in
@@ -90,9 +103,8 @@ private final class Merchant: Sendable {
     }
     guard start else { return }
     let finder = Finder(target: target) { [self] reader in connect(reader) }
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(30).setSimulated(true).build()
     let handle = terminal.discoverReaders(
-      scan, delegate: finder,
+      seekScan, delegate: finder,
       completion: completion { [self] (_: ReaderError?) in
         if !finder.claimed { retryLater() }
       })
@@ -100,10 +112,8 @@ private final class Merchant: Sendable {
   }
 
   private func connect(_ reader: Reader) {
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_soak")
-      .setAutoReconnectOnUnexpectedDisconnect(draw() < 0.9).build()
     terminal.connectReader(
-      reader, connectionConfig: config,
+      reader, connectionConfig: draw() < 0.9 ? reconnecting : notReconnecting,
       completion: completion { [self] (result: Result<Reader, ReaderError>) in
         switch result {
         case .success: connected()
@@ -135,12 +145,9 @@ private final class Merchant: Sendable {
   private func browse(thenTap tap: Bool) {
     let finder = Finder(target: target) { [self] reader in
       guard tap else { return }
-      let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_other")
-        .build()
-      terminal.connectReader(reader, connectionConfig: config, completion: completion())
+      terminal.connectReader(reader, connectionConfig: elsewhere, completion: completion())
     }
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(10).setSimulated(true).build()
-    terminal.discoverReaders(scan, delegate: finder, completion: completion())
+    terminal.discoverReaders(browseScan, delegate: finder, completion: completion())
   }
 
   private func retryLater() {
@@ -274,7 +281,7 @@ private func violations(in events: [TerminalEvent]) -> [String] {
   }
 
   /// One seed: a few simulated hours of random faults and merchant actions, then a wind-down.
-  private static func run(seed: UInt64, hours: Int = 3, coverage: inout Coverage) -> [String] {
+  private static func run(seed: UInt64, hours: Int = 3, coverage: inout Coverage) throws -> [String] {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     let readers = SimulatedFleet.readers(count: 3, seed: seed)
@@ -284,7 +291,7 @@ private func violations(in events: [TerminalEvent]) -> [String] {
     let target = readers[Int(seed % 3)].serialNumber
     // The other readers stay out of range: the faults are all the target's.
     for reader in readers where reader.serialNumber != target { world.setInRange(reader.serialNumber, false) }
-    let merchant = Merchant(terminal: terminal, clock: clock, target: target, seed: seed)
+    let merchant = try Merchant(terminal: terminal, clock: clock, target: target, seed: seed)
     let schedule = SimulatedFaultSchedule.random(
       seed: seed, serialNumbers: [target], over: .seconds(Int64(hours) * 3600), meanInterval: .seconds(300))
     schedule.apply(to: world)
@@ -320,10 +327,10 @@ private func violations(in events: [TerminalEvent]) -> [String] {
     return problems
   }
 
-  @Test func randomFaultSchedulesKeepTheReconnectionGuarantees() {
+  @Test func randomFaultSchedulesKeepTheReconnectionGuarantees() throws {
     var coverage = Coverage()
     for seed in UInt64(0)..<200 {
-      let problems = Self.run(seed: seed, coverage: &coverage)
+      let problems = try Self.run(seed: seed, coverage: &coverage)
       #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; "))")
     }
     // The schedules must reach every path, or the run proves little.

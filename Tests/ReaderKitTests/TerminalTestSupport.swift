@@ -276,17 +276,19 @@ struct Harness {
     return (terminal, EventLog(terminal))
   }
 
-  static let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build()
+  static var scan: BluetoothScanDiscoveryConfiguration {
+    get throws { try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(true).build() }
+  }
 
-  func scan(timeout seconds: UInt) -> BluetoothScanDiscoveryConfiguration {
-    try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).setSimulated(true).build()
+  func scan(timeout seconds: UInt) throws -> BluetoothScanDiscoveryConfiguration {
+    try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(seconds).setSimulated(true).build()
   }
 
   /// A connection configuration for the fixed location.
   func configuration(
     _ delegate: ReaderRecorder, autoReconnect: Bool = true, policy: ReconnectPolicy = .default
-  ) -> BluetoothConnectionConfiguration {
-    try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: Fixture.location)
+  ) throws -> BluetoothConnectionConfiguration {
+    try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: Fixture.location)
       .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).setReconnectPolicy(policy).build()
   }
 
@@ -298,7 +300,14 @@ struct Harness {
   {
     let delegate = DiscoveryRecorder(clock: clock)
     let done = Outcome<ReaderError?>()
-    let discovery = terminal.discoverReaders(Self.scan, delegate: delegate, completion: done.record)
+    let scan: BluetoothScanDiscoveryConfiguration
+    do {
+      scan = try Self.scan
+    } catch {
+      Issue.record(error, "test set-up: no scan configuration", sourceLocation: sourceLocation)
+      return nil
+    }
+    let discovery = terminal.discoverReaders(scan, delegate: delegate, completion: done.record)
     let end = clock.elapsed + limit
     while clock.elapsed < end {
       clock.advance(by: .milliseconds(100))
@@ -315,12 +324,12 @@ struct Harness {
   func connect(
     _ serial: String, autoReconnect: Bool = true, policy: ReconnectPolicy = .default,
     sourceLocation: SourceLocation = #_sourceLocation
-  ) -> (reader: Reader, delegate: ReaderRecorder)? {
+  ) throws -> (reader: Reader, delegate: ReaderRecorder)? {
     guard let found = discover(serial, sourceLocation: sourceLocation) else { return nil }
     let delegate = ReaderRecorder()
     let connected = Outcome<Result<Reader, ReaderError>>()
     terminal.connectReader(
-      found.reader, connectionConfig: configuration(delegate, autoReconnect: autoReconnect, policy: policy),
+      found.reader, connectionConfig: try configuration(delegate, autoReconnect: autoReconnect, policy: policy),
       completion: connected.record)
     clock.advance(by: .seconds(3))
     guard case .success(let reader)? = connected.value else {
@@ -336,7 +345,7 @@ struct Harness {
   func connectLongAfterDiscovery(
     _ serial: String, wait: Duration = .seconds(30), meanwhile: () -> Void = {},
     sourceLocation: SourceLocation = #_sourceLocation
-  ) -> (result: Outcome<Result<Reader, ReaderError>>, connect: Cancelable, mark: Int)? {
+  ) throws -> (result: Outcome<Result<Reader, ReaderError>>, connect: Cancelable, mark: Int)? {
     guard let found = discover(serial, sourceLocation: sourceLocation) else { return nil }
     found.discovery.cancel()
     meanwhile()
@@ -344,7 +353,7 @@ struct Harness {
     let mark = log.count
     let result = Outcome<Result<Reader, ReaderError>>()
     let connect = terminal.connectReader(
-      found.reader, connectionConfig: configuration(ReaderRecorder()), completion: result.record)
+      found.reader, connectionConfig: try configuration(ReaderRecorder()), completion: result.record)
     return (result, connect, mark)
   }
 

@@ -105,14 +105,26 @@ private struct UpdateHarness {
     -> (result: Outcome<Result<Reader, ReaderError>>, connect: Cancelable)?
   {
     let found = DiscoveryRecorder(clock: clock)
-    let scan = terminal.discoverReaders(Harness.scan, delegate: found) { _ in }
+    let scan: Cancelable
+    do {
+      scan = terminal.discoverReaders(try Harness.scan, delegate: found) { _ in }
+    } catch {
+      Issue.record(error, "test set-up: no scan configuration")
+      return nil
+    }
     clock.advance(by: .seconds(2))
     guard let reader = found.updates.last?.first(where: { $0.serialNumber == serial }) else {
       Issue.record("\(serial) was not discovered")
       return nil
     }
-    let config = try! BluetoothConnectionConfigurationBuilder(delegate: delegate, locationId: Fixture.location)
-      .setTestReaderUpdate(testUpdate).build()
+    let config: BluetoothConnectionConfiguration
+    do {
+      config = try BluetoothConnectionConfigurationBuilder(delegate: delegate, locationId: Fixture.location)
+        .setTestReaderUpdate(testUpdate).build()
+    } catch {
+      Issue.record(error, "test set-up: no connection configuration")
+      return nil
+    }
     let result = Outcome<Result<Reader, ReaderError>>()
     let connect = terminal.connectReader(reader, connectionConfig: config, completion: result.record)
     _ = scan
@@ -140,12 +152,12 @@ private struct UpdateHarness {
     _ version: String, requiredIn: TimeInterval, releasedAgo: TimeInterval = 86_400,
     components: UpdateComponent = [.firmware, .config], image: Data = Data(repeating: 0xA5, count: 4096),
     publishedBytes: Data? = nil
-  ) {
+  ) throws {
     let url = URL(string: "https://updates.example/m2-\(version).bin")!
     let firmware = FirmwareImage(url: url, size: image.count, sha256: SHA256Checksum.compute(image))
     catalog.add(
       UpdateRelease(
-        deviceType: .stripeM2, version: try! SoftwareVersion(version),
+        deviceType: .stripeM2, version: try SoftwareVersion(version),
         releasedAt: date.addingTimeInterval(-releasedAgo), requiredAt: date.addingTimeInterval(requiredIn),
         components: components, durationEstimate: .estimate1To2Minutes, image: firmware),
       image: publishedBytes ?? image)
@@ -257,7 +269,7 @@ private let next = "2.01.00.18"
   @Test func aConnectRetriedFromTheCompletionOfOneFailedByItsUpdateConnects() throws {
     let h = UpdateHarness(withCatalog: false)
     let found = DiscoveryRecorder(clock: h.clock)
-    h.terminal.discoverReaders(Harness.scan, delegate: found) { _ in }
+    h.terminal.discoverReaders(try Harness.scan, delegate: found) { _ in }
     h.clock.advance(by: .seconds(2))
     let reader = try #require(found.updates.last?.first { $0.serialNumber == Fixture.m2 })
     let lowBattery = try BluetoothConnectionConfigurationBuilder(delegate: h.delegate, locationId: Fixture.location)
@@ -298,7 +310,7 @@ private let next = "2.01.00.18"
 
   @Test func theNextConnectionRetriesAnInterruptedUpdate() throws {
     let h = UpdateHarness()
-    h.release(next, requiredIn: -60)
+    try h.release(next, requiredIn: -60)
     h.world.dropLinkDuringNextUpdate(Fixture.m2, atProgress: 0.4)
     #expect(h.connect()?.failure?.code == .readerSoftwareUpdateFailedInterrupted)
     #expect(h.version() == installed)
@@ -360,9 +372,9 @@ private let next = "2.01.00.18"
     #expect(done.value??.code == .notConnected)
   }
 
-  @Test func anOptionalUpdateSurvivesAnAutomaticReconnection() {
+  @Test func anOptionalUpdateSurvivesAnAutomaticReconnection() throws {
     let h = UpdateHarness()
-    h.release(next, requiredIn: 7 * 86_400)
+    try h.release(next, requiredIn: 7 * 86_400)
     _ = h.connect()
     #expect(h.delegate.calls == [.available(next)])
     h.world.walkAway(Fixture.m2, for: .seconds(10))
@@ -372,11 +384,11 @@ private let next = "2.01.00.18"
     #expect(h.delegate.calls.filter { $0 == .available(next) }.count == 1, "reported once")
   }
 
-  @Test func anUpdateOfferedWhileConnectedAndIdleIsReported() {
+  @Test func anUpdateOfferedWhileConnectedAndIdleIsReported() throws {
     let h = UpdateHarness()
     _ = h.connect()
     #expect(h.delegate.calls.isEmpty)
-    h.release(next, requiredIn: 14 * 86_400)
+    try h.release(next, requiredIn: 14 * 86_400)
     h.clock.advance(by: .seconds(3600))
     #expect(h.delegate.calls == [.available(next)])
     #expect(h.terminal.connectedReader?.availableUpdate?.deviceSoftwareVersion == next)
@@ -385,7 +397,7 @@ private let next = "2.01.00.18"
 
   @Test func onceRequiredAtHasPassedTheUpdateInstallsAtTheNextConnection() throws {
     let h = UpdateHarness()
-    h.release(next, requiredIn: 3 * 86_400)
+    try h.release(next, requiredIn: 3 * 86_400)
     _ = h.connect()
     #expect(h.version() == installed)
     let disconnected = Outcome<ReaderError?>()
@@ -407,10 +419,10 @@ private let next = "2.01.00.18"
     #expect(failure?.context["status"] == "503")
   }
 
-  @Test func anImageWithTheWrongDigestIsRefusedAndTheReaderIsUntouched() {
+  @Test func anImageWithTheWrongDigestIsRefusedAndTheReaderIsUntouched() throws {
     let h = UpdateHarness()
     // Released 60 days ago: the grace rule does not apply, so the connect fails.
-    h.release(next, requiredIn: -60, releasedAgo: 60 * 86_400, publishedBytes: Data(repeating: 0x5A, count: 4096))
+    try h.release(next, requiredIn: -60, releasedAgo: 60 * 86_400, publishedBytes: Data(repeating: 0x5A, count: 4096))
     let failure = h.connect()?.failure
     #expect(failure?.code == .readerSoftwareUpdateFailedServerError)
     #expect(failure?.context["cause"] == "firmwareImageRejected")
@@ -420,7 +432,7 @@ private let next = "2.01.00.18"
 
   @Test func theImageIsVerifiedAndSentToTheReader() throws {
     let h = UpdateHarness()
-    h.release(next, requiredIn: -60)
+    try h.release(next, requiredIn: -60)
     let reader = try #require(try h.connect()?.get())
     #expect(reader.deviceSoftwareVersion == next)
     #expect(h.catalog.imageRequests.count == 1)
@@ -429,7 +441,7 @@ private let next = "2.01.00.18"
   @Test func aRebootedReaderGetsItsRequiredUpdateDuringTheReconnection() throws {
     let h = UpdateHarness()
     _ = h.connect()
-    h.release(next, requiredIn: -60)
+    try h.release(next, requiredIn: -60)
     let rebooted = Outcome<ReaderError?>()
     h.terminal.rebootReader(completion: rebooted.record)
     h.clock.advance(by: .seconds(20))
@@ -443,10 +455,10 @@ private let next = "2.01.00.18"
   }
 
   @Test(arguments: [(29 * 24 + 23, true), (30 * 24 + 1, false)])
-  func theGraceRuleCountsThirtyDaysOnTheVirtualClock(hours: Int, connects: Bool) {
+  func theGraceRuleCountsThirtyDaysOnTheVirtualClock(hours: Int, connects: Bool) throws {
     // M2 on its dock; the release that superseded its version came out when the simulation began.
     let h = UpdateHarness()
-    h.release(next, requiredIn: 60, releasedAgo: 0)
+    try h.release(next, requiredIn: 60, releasedAgo: 0)
     h.clock.advance(by: .seconds(hours * 3600))
     h.world.failNextUpdate(Fixture.m2, atProgress: 0.3)
     let result = h.connect()

@@ -10,11 +10,16 @@ private nonisolated final class Connector: DiscoveryDelegate {
   private let claimed = Mutex(false)
   private let terminal: Terminal
   private let clock: VirtualClock
+  private let scanConfiguration: BluetoothScanDiscoveryConfiguration
+  private let connectionConfiguration: BluetoothConnectionConfiguration
   let delegate = ReaderRecorder()
 
-  init(terminal: Terminal, clock: VirtualClock) {
+  init(terminal: Terminal, clock: VirtualClock) throws {
     self.terminal = terminal
     self.clock = clock
+    scanConfiguration = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(20).setSimulated(true).build()
+    connectionConfiguration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_rec")
+      .build()
     terminal.addEventObserver { [self] event in
       if case .didDisconnect = event.kind { clock.schedule(after: .seconds(60)) { [self] in scan() } }
     }
@@ -22,8 +27,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
 
   func scan() {
     claimed.withLock { $0 = false }
-    let scan = try! BluetoothScanDiscoveryConfiguration.Builder().setTimeout(20).setSimulated(true).build()
-    terminal.discoverReaders(scan, delegate: self) { [self] _ in
+    terminal.discoverReaders(scanConfiguration, delegate: self) { [self] _ in
       if !claimed.withLock({ $0 }) { clock.schedule(after: .seconds(60)) { [self] in self.scan() } }
     }
   }
@@ -35,8 +39,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
         return !claimed
       })
     else { return }
-    let config = try! BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_rec").build()
-    terminal.connectReader(nearest, connectionConfig: config) { [self] result in
+    terminal.connectReader(nearest, connectionConfig: connectionConfiguration) { [self] result in
       if case .failure = result { clock.schedule(after: .seconds(60)) { [self] in scan() } }
     }
   }
@@ -121,6 +124,15 @@ private nonisolated final class Connector: DiscoveryDelegate {
     }
   }
 
+  @Test func aLineNestedDeeperThanARecordIsRefusedBeforeItIsDecoded() throws {
+    // `JSONDecoder` recurses once per level: 200,000 levels would end a small thread's stack.
+    let line = #"{"record":"event","t":"1.0","info":"# + String(repeating: "[", count: 200_000)
+    let error = try #require(throws: ReaderError.self) { try TransportRecord(line: line) }
+    #expect(error.code == .invalidConfiguration)
+    #expect(error.message.contains("deeper than 16 levels"), "\(error.message)")
+    #expect(error.context["offset"] == "50")
+  }
+
   @Test func aRecordingStartsWithItsHeaderAndItsTimesNeverGoBack() throws {
     let lines = Self.everyRecord.map(\.line)
     let (header, records) = try TransportRecord.read(Data(lines.joined(separator: "\n").utf8))
@@ -142,7 +154,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
 
   /// Three simulated hours of a seeded world with faults, recorded between the terminal and the
   /// simulator; the transcript of the terminal's events and the app's delegate calls.
-  private static func recordedRun(seed: UInt64) -> (transcript: String, lines: [String], origin: Duration) {
+  private static func recordedRun(seed: UInt64) throws -> (transcript: String, lines: [String], origin: Duration) {
     let clock = VirtualClock()
     clock.advance(to: .seconds(3600))
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
@@ -160,7 +172,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
     let terminal = Terminal(
       central: recorder, readerLink: recorder, scheduler: clock, store: InMemoryReaderStore(), seed: seed,
       delegateExecutor: .scheduler)
-    let transcript = run(terminal, clock: clock) {
+    let transcript = try run(terminal, clock: clock) {
       SimulatedFaultSchedule.random(
         seed: seed, serialNumbers: world.readers.map(\.serialNumber), over: .seconds(2 * 3600),
         meanInterval: .seconds(240)
@@ -172,9 +184,9 @@ private nonisolated final class Connector: DiscoveryDelegate {
 
   /// Runs the app on `terminal`: scans and connects, reboots the reader half an hour in; `drive`
   /// moves the clock.
-  private static func run(_ terminal: Terminal, clock: VirtualClock, drive: () -> Void) -> String {
+  private static func run(_ terminal: Terminal, clock: VirtualClock, drive: () -> Void) throws -> String {
     let log = EventLog(terminal)
-    let connector = Connector(terminal: terminal, clock: clock)
+    let connector = try Connector(terminal: terminal, clock: clock)
     connector.scan()
     clock.schedule(after: .seconds(1800)) { terminal.rebootReader { _ in } }
     drive()
@@ -183,7 +195,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
 
   @Test(arguments: [1, 7, 42] as [UInt64])
   func aRecordedSimulatedRunReplaysToTheSameEventsAndDelegateCalls(seed: UInt64) throws {
-    let recorded = Self.recordedRun(seed: seed)
+    let recorded = try Self.recordedRun(seed: seed)
     let (header, records) = try TransportRecord.read(Data(recorded.lines.joined(separator: "\n").utf8))
     #expect(records.count > 50)
     let clock = VirtualClock()
@@ -192,7 +204,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
     let terminal = Terminal(
       central: replay, readerLink: replay, scheduler: clock, store: InMemoryReaderStore(), seed: seed,
       delegateExecutor: .scheduler)
-    let transcript = Self.run(terminal, clock: clock) {
+    let transcript = try Self.run(terminal, clock: clock) {
       replay.run(until: { false }, limit: .seconds(3 * 3600))
     }
     #expect(replay.divergences.isEmpty, "\(replay.divergences)")
@@ -201,7 +213,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
   }
 
   @Test func aTerminalThatLeavesTheRecordingIsReportedWhereItDid() throws {
-    let recorded = Self.recordedRun(seed: 3)
+    let recorded = try Self.recordedRun(seed: 3)
     var (header, records) = try TransportRecord.read(Data(recorded.lines.joined(separator: "\n").utf8))
     // The recording says the reader's connect went to another reader.
     let index = try #require(records.firstIndex { if case .command(_, .connect) = $0 { true } else { false } })
@@ -214,7 +226,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
     let terminal = Terminal(
       central: replay, readerLink: replay, scheduler: clock, store: InMemoryReaderStore(), seed: 3,
       delegateExecutor: .scheduler)
-    _ = Self.run(terminal, clock: clock) { replay.run(until: { false }, limit: .seconds(3 * 3600)) }
+    _ = try Self.run(terminal, clock: clock) { replay.run(until: { false }, limit: .seconds(3 * 3600)) }
     let first = try #require(replay.divergences.first)
     #expect(first.contains("the terminal gave connect(serialNumber:") && first.contains("NOT-THERE"))
   }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// `readerctl demo`, end to end through the built executable.
+@Suite(.timeLimit(.minutes(1)))
 struct DemoCommandTests {
   @Test func demoTellsTheWholeLifecycleInOrderAndExitsZero() throws {
     let result = try ReaderctlProcess.run(["demo", "--seed", "1"])
@@ -162,6 +163,7 @@ struct DemoCommandTests {
 }
 
 /// What the demo says about the time it skips is the time it skips.
+@Suite(.timeLimit(.minutes(1)))
 struct DemoWordingTests {
   /// `[1d 00:02:43.3]` or `[00:01:57.7]` at the start of `line`, in seconds.
   private func stamp(_ line: String) -> Double? {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// `readerctl discover`, end to end through the built executable.
+@Suite(.timeLimit(.minutes(1)))
 struct DiscoverCommandTests {
   @Test func scanListsEveryReaderNearestFirstAndExitsZero() throws {
     let result = try ReaderctlProcess.run(["discover", "--seed", "5", "--readers", "4", "--timeout", "8"])
@@ -9,8 +10,8 @@ struct DiscoverCommandTests {
     let rows = result.lines.filter { $0.contains(" dBm ") }
     #expect(rows.count == 4)
     let signals = rows.compactMap { row in
-      row.split(separator: " ").firstIndex(of: "dBm").map { index in
-        Int(row.split(separator: " ")[index - 1])!
+      row.split(separator: " ").firstIndex(of: "dBm").flatMap { index in
+        index > 0 ? Int(row.split(separator: " ")[index - 1]) : nil
       }
     }
     #expect(signals.count == 4 && signals == signals.sorted(by: >), "nearest first: \(signals)")

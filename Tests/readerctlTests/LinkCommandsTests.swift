@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// `readerctl connect` then `readerctl reconnect`, each its own process, sharing a store file.
+@Suite(.timeLimit(.minutes(1)))
 struct LinkCommandsTests {
   /// The serial numbers of the simulated world for `seed`, as `discover` lists them.
   private func serials(seed: Int) throws -> [String] {

@@ -5,7 +5,7 @@ import Testing
 @testable import readerctl
 
 /// `readerctl ndef …` run in-process through `runNDEFCommand`: exit statuses and exact output.
-@Suite struct NDEFCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct NDEFCommandTests {
   struct Run {
     var status: Int32
     var stdout = ""
@@ -56,7 +56,13 @@ import Testing
     #"{"records":[{"encoding":"UTF-8","id":"","language":"en","payload":"02656e68656c6c6f","text":"hello","tnf":1,"type":"54"}]}"#
     + "\n"
 
-  static func hexBytes(_ text: String) -> [UInt8] { NDEFBytes(hex: text)!.array }
+  static func hexBytes(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [UInt8] {
+    guard let bytes = NDEFBytes(hex: text) else {
+      Issue.record("bad hex in test: \(text)", sourceLocation: sourceLocation)
+      return []
+    }
+    return bytes.array
+  }
 
   /// Expects a data error: status 65, nothing on stdout, one line on stderr that contains `fragment`.
   func expectDataError(_ run: Run, containing fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -409,6 +415,7 @@ import Testing
 }
 
 /// The real limits, through the built `readerctl`: what `encode` writes, `decode` reads.
+@Suite(.timeLimit(.minutes(1)))
 struct NDEFLimitProcessTests {
   @Test(arguments: [false, true])
   func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) throws {
@@ -427,6 +434,7 @@ struct NDEFLimitProcessTests {
 
 /// File permissions, through the built `readerctl` run as a user who meets them.
 @Suite(
+  .timeLimit(.minutes(1)),
   .enabled(
     if: ReaderctlProcess.canMeetFilePermissions,
     "running as root without setpriv: every file is readable, so permissions cannot be tested"))

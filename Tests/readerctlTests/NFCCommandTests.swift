@@ -6,6 +6,7 @@ import Testing
 
 /// `readerctl nfc scan` and `readerctl nfc write`, end to end through the built executable, with tag
 /// files written by the tests.
+@Suite(.timeLimit(.minutes(1)))
 struct NFCCommandTests {
   /// Tag files in a fresh directory, removed when the value goes away.
   final class Tags {
@@ -26,8 +27,12 @@ struct NFCCommandTests {
     func file(_ name: String, _ message: NDEFMessage) throws -> String { try file(name, message.encoded()) }
   }
 
-  static let hello = NDEFMessage(try! .text("hello"))
-  static let poster = NDEFMessage(try! .uri("https://example.com/poster"), try! .text("Poster", languageCode: "de"))
+  static var hello: NDEFMessage { fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) } }
+  static var poster: NDEFMessage {
+    fixture(or: NDEFMessage(.empty)) {
+      NDEFMessage(try .uri("https://example.com/poster"), try .text("Poster", languageCode: "de"))
+    }
+  }
   /// A Text record whose PAYLOAD_LENGTH (8) points past the end: malformed at byte 2.
   static let malformed: [UInt8] = [0xD1, 0x01, 0x08, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x69]
 

@@ -3,6 +3,7 @@ import NFCKit
 import Testing
 
 /// `readerctl demo nfc` and the NFC story of plain `readerctl demo`, end to end through the built executable.
+@Suite(.timeLimit(.minutes(1)))
 struct NFCDemoTests {
   /// The names `NFCReaderEvent` gives its events.
   static let eventNames: Set<String> = [
@@ -169,7 +170,9 @@ struct NFCDemoTests {
 }
 
 /// The NFC commands on a (pseudo-)terminal: paced, plain lines, Ctrl-C.
-@Suite(.enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
+@Suite(
+  .timeLimit(.minutes(1)),
+  .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct NFCTerminalTests {
   @Test func theNFCDemoOnADumbTerminalWritesNoCursorCodesAndSaysHowLongItTook() throws {
     let run = try PseudoTerminal.run(

@@ -10,7 +10,7 @@ import Testing
 /// `readerctl nfc readers`, `nfc scan --pcsc`, `nfc write --pcsc` and `nfc replay` through the real pcscd
 /// with virtual tags, as a person runs them. One parameterized test, so that a host without pcscd prints
 /// one line; its cases run one at a time.
-@Suite(.serialized)
+@Suite(.timeLimit(.minutes(1)), .serialized)
 struct NFCPCSCCommandTests {
   static let hello = "d101055402656e6869"  // Text "hi"
 

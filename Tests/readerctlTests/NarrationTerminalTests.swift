@@ -3,7 +3,9 @@ import Testing
 
 /// The narration on a (pseudo-)terminal: wrapped at word boundaries to the window, continuation lines
 /// under the text, the time stamp one width for the whole run; piped, one event per line as before.
-@Suite(.enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
+@Suite(
+  .timeLimit(.minutes(1)),
+  .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct NarrationTerminalTests {
   /// What the terminal shows as live tables and bars instead of narration lines.
   private static func isNarratedOnTerminal(_ line: String) -> Bool {

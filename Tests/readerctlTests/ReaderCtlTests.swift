@@ -5,6 +5,7 @@ import ReaderKit
 @testable import readerctl
 
 /// The command dispatch, help and argument parsing.
+@Suite(.timeLimit(.minutes(1)))
 struct ReaderCtlTests {
   @Test func noCommandOrAnUnknownOneIsAUsageErrorPointingToTheHelp() throws {
     for arguments in [[], ["frobnicate"], ["help", "frobnicate"]] {
@@ -175,6 +176,7 @@ struct ReaderCtlTests {
 }
 
 /// The benchmarks' executable answers `--version` as the tool does.
+@Suite(.timeLimit(.minutes(1)))
 struct ReaderBenchVersionTests {
   @Test(arguments: ["--version", "-V"])
   func readerBenchPrintsReaderKitsVersion(flag: String) throws {

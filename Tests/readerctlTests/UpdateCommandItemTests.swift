@@ -5,6 +5,7 @@ import Testing
 
 /// Smaller things `readerctl update` must get right, each pinned: its words, what its help promises,
 /// a reader too low on battery, and manifests that editors and hostile files produce.
+@Suite(.timeLimit(.minutes(1)))
 struct UpdateCommandItemTests {
   private func update(_ files: ManifestFiles, _ extra: [String]) throws -> ReaderctlProcess.Result {
     try ReaderctlProcess.run(["update", "--catalog", try files.write()] + extra)

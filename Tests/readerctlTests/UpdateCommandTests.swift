@@ -36,6 +36,7 @@ private struct UpdateEvents {
 
 /// `readerctl update` against a manifest file written by the test: the check, the install, and what
 /// a broken catalog gives.
+@Suite(.timeLimit(.minutes(1)))
 struct UpdateCommandTests {
   private func run(_ files: ManifestFiles, _ extra: [String], manifest: String? = nil) throws -> ReaderctlProcess.Result
   {
@@ -264,7 +265,9 @@ struct UpdateCommandTests {
 }
 
 /// `readerctl update` against a real HTTP server on 127.0.0.1.
-@Suite(.enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
+@Suite(
+  .timeLimit(.minutes(1)),
+  .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
 struct UpdateCommandHTTPTests {
   @Test func aManifestOverHTTPIsCheckedAndItsImageInstalled() throws {
     let files = try ManifestFiles()

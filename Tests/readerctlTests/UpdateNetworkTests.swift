@@ -5,7 +5,9 @@ import Testing
 /// `readerctl update` against a server that never answers, trickles a byte at a time, or answers with
 /// malformed HTTP: Ctrl-C stops it within half a second, every fetch has a deadline, nothing crashes,
 /// and the manifest is fetched once per run.
-@Suite(.enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
+@Suite(
+  .timeLimit(.minutes(1)),
+  .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
 struct UpdateNetworkTests {
   /// A manifest on `server` under `prefix` whose image is `imagePath` (relative to the manifest).
   private func publish(_ server: CatalogTestServer, _ prefix: String, image imagePath: String = "images/m2.bin")

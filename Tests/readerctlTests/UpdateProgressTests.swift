@@ -5,6 +5,7 @@ import Testing
 @testable import readerctl
 
 /// The install progress as shown: the ETA from the estimate and the pace, and the bar that fits its line.
+@Suite(.timeLimit(.minutes(1)))
 struct UpdateProgressTests {
   private func update(_ estimate: UpdateTimeEstimate = .estimate1To2Minutes) -> ReaderSoftwareUpdate {
     ReaderSoftwareUpdate(

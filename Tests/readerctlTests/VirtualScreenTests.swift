@@ -1,6 +1,7 @@
 import Testing
 
 /// The emulator the live-table tests read the screen with: if it were wrong, they would prove nothing.
+@Suite(.timeLimit(.minutes(1)))
 struct VirtualScreenTests {
   private func screen(_ text: String, rows: Int = 4, columns: Int = 10) -> VirtualScreen {
     var screen = VirtualScreen(rows: rows, columns: columns)

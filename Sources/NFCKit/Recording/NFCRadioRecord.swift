@@ -97,6 +97,9 @@ extension NFCRadioRecord {
     return "{\"t\":\(seconds)" + (rest == "}" ? rest : "," + rest)
   }
 
+  /// The deepest nesting of arrays and objects a line may have (a line nests three levels).
+  static let maximumDepth = 16
+
   /// Reads a recording: every non-empty line of `text`, in order.
   /// - Throws: `NFCRadioRecordError` for the first line that is not a recording line.
   public static func parse(_ text: String) throws(NFCRadioRecordError) -> [NFCRadioRecord] {
@@ -105,6 +108,10 @@ extension NFCRadioRecord {
       let trimmed = line.trimmingCharacters(in: .whitespaces)
       guard !trimmed.isEmpty else { continue }
       func fail(_ message: String) -> NFCRadioRecordError { NFCRadioRecordError(line: index + 1, message: message) }
+      // Refused before `JSONSerialization` recurses into it: a line nests three levels.
+      if let offset = JSONNesting.offsetOfExcessiveNesting(in: trimmed.utf8, limit: Self.maximumDepth) {
+        throw fail("arrays and objects nest deeper than \(Self.maximumDepth) levels (at byte \(offset))")
+      }
       guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
         throw fail("not a JSON object")
       }

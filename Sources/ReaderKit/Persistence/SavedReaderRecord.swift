@@ -55,7 +55,7 @@ package enum SavedReaderRecord {
       return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(data.count)"]))
     }
     // A record is one flat object; deeper nesting is refused before `JSONDecoder` recurses into it.
-    if let offset = JSONSyntax.offsetOfExcessiveNesting(in: data, limit: maximumDepth) {
+    if let offset = JSONNesting.offsetOfExcessiveNesting(in: data, limit: maximumDepth) {
       let reason = "the record nests arrays and objects deeper than \(maximumDepth) levels (at byte \(offset))"
       return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(offset)"]))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReaderCore
 
 /// What a recording holds first: what was run, when, and the radio's state at the start.
 public struct TransportRecordHeader: Sendable, Hashable, Codable {
@@ -61,6 +62,9 @@ public enum TransportRecord: Sendable, Hashable {
   /// The longest line read (a line holds one event; the longest, an update with its release notes, is
   /// a few kilobytes).
   public static let maximumLineLength = 1 << 20
+  /// The deepest nesting of arrays and objects read (a line nests four levels); deeper lines are
+  /// refused before `JSONDecoder` recurses into them.
+  static let maximumDepth = 16
 
   /// How numbers JSON cannot hold are written (a reader's progress is whatever it reported).
   private static let nonConforming = JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(
@@ -95,6 +99,12 @@ public enum TransportRecord: Sendable, Hashable {
       throw ReaderError(
         .invalidConfiguration, "a recorded line is longer than \(Self.maximumLineLength) bytes",
         context: ["length": "\(bytes.count)"])
+    }
+    if let offset = JSONNesting.offsetOfExcessiveNesting(in: bytes, limit: Self.maximumDepth) {
+      throw ReaderError(
+        .invalidConfiguration,
+        "a recorded line nests arrays and objects deeper than \(Self.maximumDepth) levels (at byte \(offset))",
+        context: ["offset": "\(offset)"])
     }
     let decoded: TransportRecordLine
     do {

@@ -16,36 +16,6 @@ package struct JSONSyntax {
     return scanner.index == bytes.count ? nil : scanner.index
   }
 
-  /// The byte offset of the first array or object nested deeper than `limit`, found without recursion
-  /// so that hostile nesting cannot exhaust the stack (`JSONDecoder` recurses once per level, and a
-  /// thread's stack can end before its own limit of 512); `nil` when there is none.
-  package static func offsetOfExcessiveNesting(in bytes: some Collection<UInt8>, limit: Int) -> Int? {
-    var depth = 0
-    var inString = false
-    var escaped = false
-    for (offset, byte) in bytes.enumerated() {
-      if inString {
-        if escaped {
-          escaped = false
-        } else if byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-        }
-        continue
-      }
-      switch byte {
-      case UInt8(ascii: "\""): inString = true
-      case UInt8(ascii: "["), UInt8(ascii: "{"):
-        depth += 1
-        if depth > limit { return offset }
-      case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-      default: break
-      }
-    }
-    return nil
-  }
-
   private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
   private mutating func skipWhiteSpace() {

@@ -48,7 +48,7 @@ struct ManifestParser {
     // A syntax error is reported before nesting, unless the syntax checker stopped at the nesting
     // itself (an array or object opened 512 deep): garbage is "not valid JSON", whatever brackets it holds.
     let syntaxError = JSONSyntax.firstErrorOffset(in: Array(bytes))
-    let nesting = JSONSyntax.offsetOfExcessiveNesting(in: bytes, limit: ManifestJSON.maximumDepth)
+    let nesting = JSONNesting.offsetOfExcessiveNesting(in: bytes, limit: ManifestJSON.maximumDepth)
     if let offset = syntaxError, nesting.map({ $0 > offset || !isOpening(bytes, at: offset) }) ?? true {
       throw failure("the manifest is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
     }

@@ -2,7 +2,7 @@ import Foundation
 import NFCKit
 import Testing
 
-@Suite struct FileSessionLockTests {
+@Suite(.timeLimit(.minutes(1))) struct FileSessionLockTests {
   private func directory() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-line-\(UUID())").path
   }

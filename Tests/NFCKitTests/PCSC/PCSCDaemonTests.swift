@@ -12,7 +12,7 @@ import Testing
 /// line) where pcscd with vpcd is not running, and fail instead under `READERKIT_CI=1`.
 ///
 /// One parameterized test, so that a host without pcscd prints one line; its cases run one at a time.
-@Suite(.serialized)
+@Suite(.timeLimit(.minutes(1)), .serialized)
 struct PCSCDaemonTests {
   enum Scenario: String, CaseIterable, CustomTestStringConvertible {
     case readsType4AndType2, writesReadsBackAndLocks, brokenTagsFailClearly, secondLineHolderWaits
@@ -35,8 +35,10 @@ struct PCSCDaemonTests {
     }
   }
 
-  static let hello = NDEFMessage(try! .text("hello"))
-  static let poster = NDEFMessage(try! .uri("https://example.com/poster"))
+  static var hello: NDEFMessage { fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) } }
+  static var poster: NDEFMessage {
+    fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .uri("https://example.com/poster")) }
+  }
 
   func type4AndType2TagsAreReadThroughPcscd() throws {
     let cards = try VirtualCards.shared.get()
@@ -185,7 +187,7 @@ struct PCSCDaemonTests {
     let loop = NFCReadLoop(system: live.system, continuous: true, onMessages: { _ in }, completion: { _ in })
     loop.start()
     var last: Int?
-    let messages = (0..<4).map { NDEFMessage(try! .text("card \($0)")) }
+    let messages = (0..<4).map { index in fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("card \(index)")) } }
     for message in messages {
       try cards.present(VirtualCards.type4(message.encoded()))
       last = try live.waitFor("didDetectNDEFs", after: last)
@@ -267,7 +269,9 @@ final class Writer: NFCNDEFReaderSessionTagDelegate {
   func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
     let tag = tags[0]
     let (steps, done, message) = (steps, done, message)
-    @Sendable func outcome(_ error: (any Error)?) -> String { error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok" }
+    @Sendable func outcome(_ error: (any Error)?) -> String {
+      error.map { "\(($0 as? NFCReaderError)?.code.description ?? "\($0)")" } ?? "ok"
+    }
     session.connect(to: tag) { _ in
       tag.writeNDEF(message) { error in
         steps.put("write \(outcome(error))")

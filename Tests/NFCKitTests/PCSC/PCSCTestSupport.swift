@@ -3,6 +3,7 @@ import PCSCKit
 import ReaderCore
 import ReaderSimulator
 import Synchronization
+import Testing
 
 /// A cross-process session line held in memory: each `MemorySessionLock` on the same line stands for a
 /// process.
@@ -37,8 +38,10 @@ final class MemorySessionLock: NFCSessionLock {
 struct PCSCHarness {
   static let reader = "Virtual PCD 00 00"
   static let second = "Virtual PCD 00 01"
-  static let hello = NDEFMessage(try! .text("hello"))
-  static let poster = NDEFMessage(try! .uri("https://example.com/poster"))
+  static var hello: NDEFMessage { fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .text("hello")) } }
+  static var poster: NDEFMessage {
+    fixture(or: NDEFMessage(.empty)) { NDEFMessage(try .uri("https://example.com/poster")) }
+  }
 
   let clock: VirtualClock
   let service: SimulatedPCSCService

@@ -149,6 +149,10 @@ import Testing
         "line 2: unknown failure `meltdown`"
       ),
       ("{\"t\":1}", "line 2: neither a policy, a command, an event nor a note"),
+      (
+        "{\"t\":1,\"note\":" + String(repeating: "[", count: 100_000),
+        "line 2: arrays and objects nest deeper than 16 levels (at byte 29)"
+      ),
     ]
     for (line, message) in cases {
       do {

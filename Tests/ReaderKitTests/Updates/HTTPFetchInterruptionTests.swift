@@ -17,8 +17,12 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
 /// against `Server/catalog_server.py`, a server that never answers, trickles a byte at a time, or sends
 /// malformed HTTP. Serialized: the tests count the threads catalog calls run on.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct HTTPFetchInterruptionTests {
-  private static let installed = InstalledSoftware(
-    deviceType: .stripeM2, serialNumber: "STRM2-1", locationId: "tml_1", version: try! SoftwareVersion("1"))
+  private static var installed: InstalledSoftware {
+    get throws {
+      InstalledSoftware(
+        deviceType: .stripeM2, serialNumber: "STRM2-1", locationId: "tml_1", version: try SoftwareVersion("1"))
+    }
+  }
 
   private func catalog(
     _ server: CatalogSite, _ path: String, _ transport: HTTPUpdateCatalog.Transport = .automatic,
@@ -81,9 +85,10 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
       let stop = CatalogCancellation()
       let outcome = Mutex<Result<UpdateAvailability, ReaderError>?>(nil)
       let catalog = catalog(server, "stall", transport)
+      let installed = try Self.installed
       let thread = Thread {
         let result = Result { () throws(ReaderError) in
-          try catalog.availableUpdate(for: Self.installed, at: Date(), cancellation: stop)
+          try catalog.availableUpdate(for: installed, at: Date(), cancellation: stop)
         }
         outcome.withLock { $0 = result }
       }
@@ -120,8 +125,9 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
     defer { try? FileManager.default.removeItem(at: server.root) }
     let threadsBefore = Self.fetchThreads()
     let catalog = catalog(server, "stall", transport)
+    let installed = try Self.installed
     let task = Task { () async throws(ReaderError) -> UpdateAvailability in
-      try await catalog.availableUpdate(for: Self.installed, at: Date())
+      try await catalog.availableUpdate(for: installed, at: Date())
     }
     let open = { @Sendable in (try? Self.openConnections(server)) ?? -1 }
     #expect(await eventuallyAwaiting { open() == 1 }, "the fetch never reached the server")

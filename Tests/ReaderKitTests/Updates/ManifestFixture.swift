@@ -62,6 +62,7 @@ struct ManifestFixture {
   }
 
   /// The JSON text.
+  // Foundation writes the fixture's own plist types: no code under test runs here.
   var data: Data { try! JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]) }
 
   /// Writes the manifest and the images it names into `directory`; returns the manifest's URL.
@@ -94,7 +95,7 @@ func march(_ day: Double) -> Date {
 }
 
 /// An M2 at `location` running `version`.
-func installedM2(_ version: String, location: String = "tml_1") -> InstalledSoftware {
+func installedM2(_ version: String, location: String = "tml_1") throws(ReaderError) -> InstalledSoftware {
   InstalledSoftware(
-    deviceType: .stripeM2, serialNumber: "STRM2-0001", locationId: location, version: try! SoftwareVersion(version))
+    deviceType: .stripeM2, serialNumber: "STRM2-0001", locationId: location, version: try SoftwareVersion(version))
 }
