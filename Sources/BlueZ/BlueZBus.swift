@@ -23,7 +23,8 @@ package enum BlueZBus {
 
   /// Opens the system bus named by `environment` (`DBUS_SYSTEM_BUS_ADDRESS`, else the well-known socket).
   /// - Throws: `bluetoothUnsupported` with the D-Bus error as its cause: no bus listens, it refused
-  ///   this process, or it did not answer within `timeout`.
+  ///   this process, or it did not answer within `timeout`; `context["missing"]` is `permission` when
+  ///   the bus's policy denies this process the calls to `org.bluez` (`AccessDenied`).
   package static func open(environment: [String: String], timeout: Duration) throws(ReaderError) -> Session {
     let addresses = DBusAddress.systemBus(environment: environment)
     let connection: DBusConnection
@@ -47,9 +48,14 @@ package enum BlueZBus {
       return Session(connection: connection, objects: objects)
     } catch {
       connection.close()
-      throw ReaderError(
-        .bluetoothUnsupported, "the system bus did not answer as expected", context: [:],
-        cause: .dbus(name: error.name, message: error.message))
+      let cause = ErrorCause.dbus(name: error.name, message: error.message)
+      if error.name == DBusError.accessDenied {
+        throw ReaderError(
+          .bluetoothUnsupported,
+          "the system bus does not let this process talk to bluetoothd (run it as root, in the bluetooth group, "
+            + "or allow it in a D-Bus policy for org.bluez)", context: ["missing": "permission"], cause: cause)
+      }
+      throw ReaderError(.bluetoothUnsupported, "the system bus did not answer as expected", context: [:], cause: cause)
     }
   }
 

@@ -54,7 +54,8 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
   ///   - sha256: computes SHA-256 digests, for the images of software updates (pass
   ///     `SHA256Checksum.compute` from ReaderKit).
   /// - Throws: `bluetoothUnsupported`, with `context["missing"]` set to `bus` (no system bus answers),
-  ///   `bluetoothd` (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
+  ///   `permission` (the bus's policy denies this process the calls to `org.bluez`), `bluetoothd`
+  ///   (`org.bluez` has no owner) or `adapter` (no adapter, or not the one named).
   public static func open(
     configuration: BlueZConfiguration = BlueZConfiguration(), scheduler: any Scheduler,
     environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(1),
@@ -63,7 +64,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     var session: BlueZBus.Session
     do { session = try BlueZBus.open(environment: environment, timeout: timeout) } catch {
       var error = error
-      error.context["missing"] = "bus"
+      if error.context["missing"] == nil { error.context["missing"] = "bus" }
       throw error
     }
     guard let objects = session.objects else {
@@ -238,13 +239,19 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     }
   }
 
-  /// Takes over an open bus session: starts its reader thread and tells the machine.
+  /// Takes over an open bus session: tells the machine, then starts the session's reader thread.
+  ///
+  /// Off the scheduler (from `open`, before anyone holds the central) the machine learns of the bus at
+  /// once, so the radio's state is known when `open` returns: a terminal created next reads it from
+  /// `isPoweredOn`, and no `radioStateChanged` can fall between that read and its event handler. No
+  /// signal can overtake it: nothing is read from the bus before the reader thread starts.
   private func adopt(_ session: BlueZBus.Session) {
     let generation = core.withLock { core -> UInt64 in
       core.generation += 1
       core.connection = session.connection
       return core.generation
     }
+    feed(.busOpened(session.objects))
     session.connection.start(
       onMessage: { [self] message in
         guard let signal = BlueZSignal(message) else { return }
@@ -263,11 +270,6 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
           if current { feed(.busLost) }
         }
       })
-    if scheduler.isCurrent {
-      feed(.busOpened(session.objects))
-    } else {
-      scheduler.execute { [self] in feed(.busOpened(session.objects)) }
-    }
   }
 
   private func send(_ id: UInt64, _ call: BlueZCall) {

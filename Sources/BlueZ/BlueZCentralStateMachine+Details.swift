@@ -72,6 +72,9 @@ extension BlueZCentralStateMachine {
       var reading = readings.removeValue(forKey: serial),
       let (detail, characteristic) = reading.reads.removeValue(forKey: id)
     else { return [] }
+    if detail == .smp, case .failure(let error) = result {
+      return smpRefused(serial, path: reading.path, error)
+    }
     if detail == .smp, case .success = result {
       let mtu = tree.properties(characteristic, BlueZObjectTree.characteristic)?["MTU"]?.int ?? 23
       reading.smp = (characteristic, max(20, min(mtu, 517) - 3))
@@ -88,6 +91,26 @@ extension BlueZCentralStateMachine {
       return []
     }
     return finishReading(serial, reading)
+  }
+
+  /// The SMP characteristic refused its notifications (`StartNotify` failed: a reader whose
+  /// characteristic needs an authenticated link and has no bond with this host answers
+  /// `NotPermitted`, `NotAuthorized` or `AuthenticationFailed`). Without them no command reaches the
+  /// reader, so the connect fails with BlueZ's error as its cause and the link is closed; during a
+  /// hidden restart the device is tried again as after any failed reconnection.
+  private mutating func smpRefused(_ serial: String, path: String, _ error: DBusError) -> [Action] {
+    if restarting.contains(serial) {
+      return [call(.disconnect(device: path))] + restartLost(serial, path: path, reason: nil, retryLater: true)
+    }
+    links[serial] = nil
+    forgetDetails(of: serial)
+    let failure = ReaderError(
+      .connectionFailed, "the reader's SMP characteristic refused notifications (\(error.name))",
+      context: ["serialNumber": serial], cause: .dbus(name: error.name, message: error.message))
+    return [
+      .disarm(.connect(serial)), call(.disconnect(device: path)),
+      .emit(.didFailToConnect(serialNumber: serial, error: failure)),
+    ]
   }
 
   /// Every detail is in: the link is up. The SMP transport is ready first; the terminal hears

@@ -23,6 +23,8 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
   public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
   /// No reply came within the call's time.
   public static let noReply = "org.freedesktop.DBus.Error.NoReply"
+  /// The bus's security policy does not let this process send the message (to `org.bluez`, say).
+  public static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
   /// The named service is not on the bus.
   public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
   /// The object or method does not exist.

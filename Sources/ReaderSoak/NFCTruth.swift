@@ -56,13 +56,37 @@ final class NFCTruth: @unchecked Sendable {
   /// A launch of the app created its reader system.
   func launched(generation: Int) { self.generation = generation }
 
+  /// The last change of the system's time limit: when, and the limit before it.
+  private var lastLimitChange: (at: Duration, previous: Duration?)?
+
   /// The app is about to begin a session.
   func begun(_ key: Key, readWrite: Bool) {
-    let limit = radio.policy.sessionTimeout
+    var limit = radio.policy.sessionTimeout
+    // `begin()` reaches the system later in the same instant; a limit changed in that instant may
+    // apply either way, so the session may have the longer of the two.
+    if let change = lastLimitChange, change.at == now { limit = Self.longer(limit, change.previous) }
     sessions[key] = Record(begunAt: now, limit: limit, readWrite: readWrite)
     open.insert(key)
     counts[readWrite ? "readWriteSessions" : "readOnlySessions", default: 0] += 1
     if let limit { station.probe(at: now + limit + .milliseconds(1)) }
+  }
+
+  /// The system's time limit changed from `previous`: sessions begun in this instant may have either.
+  func limitChanged(from previous: Duration?) {
+    lastLimitChange = (now, previous)
+    let limit = radio.policy.sessionTimeout
+    for key in open {
+      guard var record = sessions[key], record.begunAt == now else { continue }
+      record.limit = Self.longer(record.limit, limit)
+      sessions[key] = record
+      if let limit = record.limit { station.probe(at: now + limit + .milliseconds(1)) }
+    }
+  }
+
+  /// The longer of two limits; `nil` is no limit.
+  private static func longer(_ a: Duration?, _ b: Duration?) -> Duration? {
+    guard let a, let b else { return nil }
+    return max(a, b)
   }
 
   /// Whether the session has heard its invalidation.

@@ -290,8 +290,10 @@ final class SoakStation: @unchecked Sendable {
     case .userCancel:
       nfcRadio.tapCancel()
     case .nfcLimitChange:
-      let now = nfcRadio.policy.sessionTimeout == .seconds(20) ? Duration.seconds(60) : .seconds(20)
+      let previous = nfcRadio.policy.sessionTimeout
+      let now = previous == .seconds(20) ? Duration.seconds(60) : .seconds(20)
       nfcRadio.setPolicy(NFCSystemPolicy(sessionTimeout: now, whenBusy: nfcRadio.policy.whenBusy))
+      nfcTruth.limitChanged(from: previous)
     case .tagRace:
       nfcRadio.present(tags[(action.target ?? 0) % tags.count].name, for: duration)
       switch Int(action.amount) {

@@ -6,7 +6,8 @@
   /// What the BlueZ layer costs per advertisement: `PropertiesChanged` messages (an RSSI change each, from
   /// `readers` readers in turn) decoded and read as signals — the bare baseline — against the same bytes
   /// decoded and run through `BlueZCentralStateMachine` while it scans, up to the `Advertisement` the
-  /// terminal receives. Both in the same rounds, as a ratio.
+  /// terminal receives, and on through a scanning `Terminal` to its delegate's `didUpdateDiscoveredReaders`
+  /// (`BlueZTerminalScene`). All in the same rounds, as ratios.
   func runBlueZBenchmark(readers: Int, messages: Int) -> [Ratio] {
     let adapter = "/org/bluez/hci0"
     let paths = (0..<readers).map { String(format: "\(adapter)/dev_C0_00_00_00_%02X_%02X", $0 / 256, $0 % 256) }
@@ -56,6 +57,10 @@
         }
         precondition(advertisements == frames.count, "every RSSI change is an advertisement")
       },
+      .withSetUp("bluez.advertisement.terminal") {
+        let scene = BlueZTerminalScene(frames: frames, objects: objects)
+        return ({ scene.run() }, { scene.finish(readers: readers) })
+      },
     ]).measure()
     let perMessage = { (name: String) in timings.median(name) / Double(messages) * 1e9 }
     print("bluez: \(messages) PropertiesChanged (RSSI) from \(readers) readers")
@@ -63,11 +68,20 @@
       String(
         format: "  decode alone:             %8.0f ns/message (baseline)", perMessage("bluez.advertisement.decode")))
     print(String(format: "  decode + BlueZ machine:   %8.0f ns/message", perMessage("bluez.advertisement.machine")))
-    let ratio = timings.ratio(
-      "bluez: advertisement through the BlueZ machine / decoding alone", "bluez.advertisement.machine",
-      over: "bluez.advertisement.decode", goal: .atMost(3))
-    print(ratio.line)
-    return [ratio]
+    print(
+      String(
+        format: "  … + terminal's discovery: %8.0f ns/message (to didUpdateDiscoveredReaders)",
+        perMessage("bluez.advertisement.terminal")))
+    let ratios = [
+      timings.ratio(
+        "bluez: advertisement through the BlueZ machine / decoding alone", "bluez.advertisement.machine",
+        over: "bluez.advertisement.decode", goal: .atMost(3)),
+      timings.ratio(
+        "bluez: advertisement to didUpdateDiscoveredReaders / decoding alone", "bluez.advertisement.terminal",
+        over: "bluez.advertisement.decode"),
+    ]
+    for ratio in ratios { print(ratio.line) }
+    return ratios
   }
 #endif
 

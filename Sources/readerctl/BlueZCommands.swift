@@ -23,7 +23,7 @@ enum BlueZCommands {
 
   /// The exit status and line when BlueZ cannot be used.
   static let missingStatus: (Int32, String) = (
-    69, "no system bus, no bluetoothd or no such adapter (within a second; the line on standard error says which)"
+    69, "no system bus, no bluetoothd, no such adapter or no permission (within a second; the line on standard error says which)"
   )
 
   static let discoverHelp = CommandHelp(

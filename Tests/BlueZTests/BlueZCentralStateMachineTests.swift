@@ -116,6 +116,22 @@ import Testing
       ])
   }
 
+  @Test func aManufacturerDataChangeAloneIsAnAdvertisementWithTheLastRSSI() {
+    var (machine, _) = Self.machine(withReader: true)
+    _ = Self.scanning(&machine)
+    _ = machine.handle(Self.changed(["RSSI": .int16(-44)]), now: .seconds(1))
+    let data = DBusValue.array(
+      .dictEntry(key: .uint16, value: .variant), [.dictEntry(.uint16(0x0059), .variant(.bytes([1, 2, 3])))])
+    let actions = machine.handle(Self.changed(["ManufacturerData": data]), now: .seconds(2))
+    #expect(
+      Self.events(actions) == [
+        .advertisement(
+          Advertisement(serialNumber: "STRM2-0001", deviceType: .stripeM2, signalStrength: -44, info: ReaderInfo()))
+      ])
+    // A change of anything else (the alias, say) is not an advertisement.
+    #expect(Self.events(machine.handle(Self.changed(["Alias": .string("x")]), now: .seconds(3))).isEmpty)
+  }
+
   @Test func aReaderLeftConnectedWithoutALinkOfOursIsReportedOnEachRefreshWhileScanning() {
     var machine = Machine(configuration: BlueZConfiguration())
     var left = Self.deviceProperties(rssi: nil)

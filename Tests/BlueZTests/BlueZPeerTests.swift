@@ -20,7 +20,7 @@ struct BlueZPeerTests {
   }
 
   @Test func discoveryReportsReadersByRSSIAndDropsTheOnesThatVanish() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001", rssi: -70)
@@ -48,7 +48,7 @@ struct BlueZPeerTests {
   }
 
   @Test func connectStopsScanningThenConnectsUntilServicesAreResolved() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -60,7 +60,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aConnectThatNeverResolvesTimesOutAndIsCancelled() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -74,19 +74,42 @@ struct BlueZPeerTests {
     #expect(try peer.calls(device) == ["Connect", "Disconnect"])
   }
 
-  @Test func aFailedConnectCarriesTheDBusErrorAsItsCause() async throws {
-    let peer = try BlueZPeer.start()
-    let run = try TerminalRun(peer: peer)
+  /// `Device1.Connect` failing: each D-Bus error reaches the app as a `ReaderError` whose cause is the
+  /// D-Bus error's name (`AlreadyConnected` is no failure: see the launch reconnect with the link left up).
+  @Test(arguments: [
+    ("org.bluez.Error.Failed", ReaderError.Code.connectionFailed, "org.bluez.Error.Failed"),
+    ("org.bluez.Error.InProgress", .connectionFailed, "org.bluez.Error.InProgress"),
+    ("org.bluez.Error.NotReady", .bluetoothDisabled, "org.bluez.Error.NotReady"),
+    ("no-reply:1200", .bluetoothConnectTimedOut, DBusError.noReply),
+  ])
+  func aFailedConnectCarriesTheDBusErrorAsItsCause(_ failure: String, _ code: ReaderError.Code, _ name: String)
+    async throws
+  {
+    let peer = try await BlueZPeer.start()
+    var configuration = TerminalRun.configuration
+    configuration.callTimeout = .milliseconds(500)
+    let run = try TerminalRun(peer: peer, configuration: configuration)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
-    try peer.call("FailNextConnect", [.objectPath(device), .string("org.bluez.Error.Failed")])
+    try peer.call("FailNextConnect", [.objectPath(device), .string(failure)])
     let reader = try #require(try await run.discover(["STRM2-0001"]).first)
-    let configuration = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
-    run.terminal.connectReader(reader, connectionConfig: configuration) { (_: Result<Reader, ReaderError>) in }
+    let configured = try BluetoothConnectionConfiguration.Builder(delegate: Delegate(), locationId: "tml_1").build()
+    let outcome = Recorder<Result<Reader, ReaderError>>()
+    run.terminal.connectReader(reader, connectionConfig: configured) { outcome.append($0) }
     let failed = try await run.wait(for: "didFailToConnect") { if case .didFailToConnect = $0 { true } else { false } }
     guard case .didFailToConnect(_, let error) = failed else { return }
-    #expect(error.code == .connectionFailed)
-    #expect(error.cause == .dbus(name: "org.bluez.Error.Failed", message: "Connection attempt failed"))
+    #expect(error.code == code)
+    guard case .dbus(let causeName, _)? = error.cause else {
+      Issue.record("no D-Bus cause: \(error)")
+      return
+    }
+    #expect(causeName == name)
+    guard case .failure(let completed) = try await run.outcome(of: outcome) else {
+      Issue.record("the connect succeeded")
+      return
+    }
+    #expect(completed.code == code)
+    #expect(run.terminal.connectionStatus == .notConnected)
   }
 
   @Test(arguments: [
@@ -96,7 +119,7 @@ struct BlueZPeerTests {
   ])
   func eachWayALinkEndsReachesTheAppWithStripesReason(_ bluezReason: String, _ expected: DisconnectReason) async throws
   {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -106,7 +129,7 @@ struct BlueZPeerTests {
   }
 
   @Test func ourOwnDisconnectIsDisconnectRequested() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -117,7 +140,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aLinkLostToTimeoutIsWonBackWithStripesCallbackSequence() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -146,7 +169,7 @@ struct BlueZPeerTests {
   }
 
   @Test func theAdapterOffAndOnAgainDropsAndWinsBackTheReader() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -164,7 +187,7 @@ struct BlueZPeerTests {
   }
 
   @Test func bluetoothdGoingAwayAndComingBackIsSurvived() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -173,7 +196,7 @@ struct BlueZPeerTests {
     try await run.wait(for: "didStartReconnect(bluetoothDisabled)") { event in
       if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
     }
-    try peer.startBluetoothd()
+    try await peer.startBluetoothd()
     try peer.call("AddAdapter", [.string("hci0"), .boolean(true)])
     try peer.addReader(address: Self.first, name: "STRM2-0001")
     try await run.wait(for: "readerDidSucceedReconnect") {
@@ -182,13 +205,13 @@ struct BlueZPeerTests {
   }
 
   @Test func theSystemBusRestartingIsSurvivedAndTheReaderWonBack() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001")
     _ = try await run.connect("STRM2-0001")
     let mark = run.events.count
-    try peer.restartBus()
+    try await peer.restartBus()
     try await run.wait(for: "didStartReconnect(bluetoothDisabled)", after: mark) { event in
       if case .didStartReconnect(_, .bluetoothDisabled) = event { true } else { false }
     }
@@ -201,7 +224,7 @@ struct BlueZPeerTests {
   }
 
   @Test func detailsComeFromDeviceInformationAndBatteryServicesAndTheModelIsLearned() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(
@@ -227,7 +250,7 @@ struct BlueZPeerTests {
   }
 
   @Test func aReaderWithoutDeviceInformationOrBatteryConnectsWithItsDetailsUnknown() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     try peer.addReader(address: Self.first, name: "STRM2-0001", options: ["gatt": .boolean(false)])
@@ -237,7 +260,7 @@ struct BlueZPeerTests {
   }
 
   @Test func theSMPTransportCarriesWritesAndNotificationsAndARestartIsKeptFromTheTerminal() async throws {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     let run = try TerminalRun(peer: peer)
     defer { run.stop() }
     let device = try peer.addReader(address: Self.first, name: "STRM2-0001")
@@ -267,6 +290,20 @@ struct BlueZPeerTests {
     #expect(try peer.calls(device) == ["Connect", "Connect"])
   }
 
+  /// A terminal created right after `open` reads the radio's state from `isPoweredOn`: it must be known
+  /// by then, or a terminal would take a powered adapter for an off one.
+  @Test func openReturnsWithTheRadioStateKnown() async throws {
+    let peer = try await BlueZPeer.start()
+    defer { peer.stop() }
+    for _ in 0..<5 {
+      let central = try BlueZCentral.open(
+        configuration: TerminalRun.configuration, scheduler: LiveScheduler(), environment: peer.environment,
+        sha256: { SHA256Checksum.compute($0) })
+      #expect(central.isPoweredOn)
+      central.close()
+    }
+  }
+
   @Test func openingSaysWhichPartIsMissing() async throws {
     let scheduler = LiveScheduler()
     let noBus = try #require(throws: ReaderError.self) {
@@ -275,7 +312,7 @@ struct BlueZPeerTests {
         sha256: { SHA256Checksum.compute($0) })
     }
     #expect(noBus.code == .bluetoothUnsupported && noBus.context["missing"] == "bus")
-    let peer = try BlueZPeer.start(adapter: false)
+    let peer = try await BlueZPeer.start(adapter: false)
     defer { peer.stop() }
     let noAdapter = try #require(throws: ReaderError.self) {
       try BlueZCentral.open(scheduler: scheduler, environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
@@ -288,5 +325,21 @@ struct BlueZPeerTests {
     }
     #expect(noBluetoothd.context["missing"] == "bluetoothd")
     #expect(ContinuousClock.now - started < .seconds(1))
+  }
+
+  @Test func aBusThatDeniesThisProcessBluetoothdSaysSoWithTheDBusError() async throws {
+    let peer = try await BlueZPeer.start(deniedInterface: "org.freedesktop.DBus.ObjectManager")
+    defer { peer.stop() }
+    let denied = try #require(throws: ReaderError.self) {
+      try BlueZCentral.open(
+        scheduler: LiveScheduler(), environment: peer.environment, sha256: { SHA256Checksum.compute($0) })
+    }
+    #expect(denied.code == .bluetoothUnsupported && denied.context["missing"] == "permission")
+    guard case .dbus(let name, _)? = denied.cause else {
+      Issue.record("no D-Bus cause: \(denied)")
+      return
+    }
+    #expect(name == DBusError.accessDenied)
+    #expect(denied.message.contains("bluetooth group"))
   }
 }

@@ -64,6 +64,29 @@ import Testing
     #expect(machine.maximumWriteLength(of: Self.serial) == 244)
   }
 
+  @Test func anSMPCharacteristicThatRefusesNotificationsFailsTheConnectWithBlueZsError() throws {
+    var (machine, _) = T.machine(withReader: true)
+    let start = machine.handle(.connect(serialNumber: Self.serial), now: .zero)
+    _ = machine.handle(.reply(T.callID(start, .connect(device: T.device))!, T.ok), now: .zero)
+    _ = machine.handle(.signal(.interfacesAdded(path: Self.smp, interfaces: Self.smpInterfaces())), now: .zero)
+    let resolved = machine.handle(
+      T.changed(["Connected": .boolean(true), "ServicesResolved": .boolean(true)]), now: .zero)
+    let notify = try #require(T.callID(resolved, .startNotify(characteristic: Self.smp)))
+    let refused = machine.handle(
+      .reply(notify, .failure(DBusError(name: "org.bluez.Error.NotPermitted", message: "Write not permitted"))),
+      now: .zero)
+    #expect(T.calls(refused) == [.disconnect(device: T.device)])
+    guard case .didFailToConnect(_, let error)? = T.events(refused).first else {
+      Issue.record("no failure: \(refused)")
+      return
+    }
+    #expect(error.code == .connectionFailed)
+    #expect(error.cause == .dbus(name: "org.bluez.Error.NotPermitted", message: "Write not permitted"))
+    #expect(Self.smpEvents(refused).isEmpty && machine.maximumWriteLength(of: Self.serial) == nil)
+    // The device's own Connected = false that follows is no second event.
+    #expect(T.events(machine.handle(T.changed(["Connected": .boolean(false)]), now: .zero)).isEmpty)
+  }
+
   @Test func notificationsAreReceivedAndSendsAreWritesWithoutResponse() {
     var machine = Self.connected()
     let notified = machine.handle(

@@ -14,10 +14,10 @@ struct BlueZUpdatePeerTests {
 
   /// A peer with one reader running 1.0.0, and a terminal whose catalog offers `image` as 1.1.0,
   /// required `requiredIn` seconds from now.
-  static func start(requiredIn: TimeInterval?, store: any ReaderStore = InMemoryReaderStore()) throws -> (
+  static func start(requiredIn: TimeInterval?, store: any ReaderStore = InMemoryReaderStore()) async throws -> (
     TerminalRun, device: String
   ) {
-    let peer = try BlueZPeer.start()
+    let peer = try await BlueZPeer.start()
     do {
       let catalog = try requiredIn.map { try UpdateImages.catalog(image, requiredIn: $0) }
       let run = try TerminalRun(peer: peer, store: store, updateCatalog: catalog)
@@ -44,7 +44,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func rebootResetsTheReaderOverSMPAndTheTerminalWinsItBackAfterTheRequestedReboot() async throws {
-    let (run, device) = try Self.start(requiredIn: nil)
+    let (run, device) = try await Self.start(requiredIn: nil)
     defer { run.stop() }
     _ = try await run.connect(Self.serial)
     let mark = run.events.count
@@ -71,7 +71,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func aRequiredUpdateInstallsWhileConnectingWithProgressFromZeroToOne() async throws {
-    let (run, device) = try Self.start(requiredIn: -60)
+    let (run, device) = try await Self.start(requiredIn: -60)
     defer { run.stop() }
     let reader = try await run.connect(Self.serial)
     #expect(reader.deviceSoftwareVersion == "1.1.0")
@@ -88,7 +88,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func cancellingTheRequiredUpdateStopsTheUploadAndTheReaderKeepsItsVersion() async throws {
-    let (run, device) = try Self.start(requiredIn: -60)
+    let (run, device) = try await Self.start(requiredIn: -60)
     defer { run.stop() }
     // Slow answers, and past 20 % a second per chunk, so the upload is still going when the cancel
     // comes, however busy the machine.
@@ -117,7 +117,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func aDropAtFortyPercentFailsThisConnectAndTheNextOneResumesFromTheReadersOffset() async throws {
-    let (run, device) = try Self.start(requiredIn: -60)
+    let (run, device) = try await Self.start(requiredIn: -60)
     defer { run.stop() }
     try run.peer.smpFault(device, "drop_at_fraction", .double(0.4))
     let first = try await run.outcome(of: run.startConnect(Self.serial))
@@ -139,7 +139,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func aFailedConfirmLeavesTheReaderOnItsOldImage() async throws {
-    let (run, device) = try Self.start(requiredIn: -60)
+    let (run, device) = try await Self.start(requiredIn: -60)
     defer { run.stop() }
     try run.peer.smpFault(device, "fail_confirm", .boolean(true))
     let outcome = try await run.outcome(of: run.startConnect(Self.serial))
@@ -154,7 +154,7 @@ struct BlueZUpdatePeerTests {
   }
 
   @Test func anOptionalUpdateInstallsWithInstallAvailableUpdate() async throws {
-    let (run, device) = try Self.start(requiredIn: 7 * 86_400)
+    let (run, device) = try await Self.start(requiredIn: 7 * 86_400)
     defer { run.stop() }
     let reader = try await run.connect(Self.serial)
     #expect(reader.deviceSoftwareVersion == "1.0.0")
@@ -175,7 +175,7 @@ struct BlueZUpdatePeerTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-launch-\(UUID())")
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = FileReaderStore(fileURL: directory.appendingPathComponent("last-reader.json"))
-    let (first, device) = try Self.start(requiredIn: nil, store: store)
+    let (first, device) = try await Self.start(requiredIn: nil, store: store)
     defer { first.stop() }
     _ = try await first.connect(Self.serial)
     try await first.wait(for: "didSaveReader") { if case .didSaveReader(_, nil) = $0 { true } else { false } }

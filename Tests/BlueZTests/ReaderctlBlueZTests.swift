@@ -21,7 +21,12 @@ import Testing
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
   }
 
-  static func readerctl(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+  /// Runs the built `readerctl` to its end, on a thread of its own (see `BlueZPeer.offPool`).
+  static func readerctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+    try await BlueZPeer.offPool { try runReaderctl(arguments, environment: environment) }
+  }
+
+  static func runReaderctl(_ arguments: [String], environment: [String: String]) throws -> Run {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -61,26 +66,28 @@ import Testing
     (["reconnect", "--bluez"], "reconnecting"),
     (["update", "--bluez", "--catalog", "/nonexistent/manifest.json"], "the update"),
   ])
-  func withoutASystemBusEachBlueZCommandExits69WithinASecondSayingSo(_ arguments: [String], _ what: String) throws {
-    let run = try Self.readerctl(arguments, environment: Self.noBus)
+  func withoutASystemBusEachBlueZCommandExits69WithinASecondSayingSo(_ arguments: [String], _ what: String) async throws
+  {
+    let run = try await Self.readerctl(arguments, environment: Self.noBus)
     #expect(run.status == 69)
     #expect(run.stderr.hasPrefix("readerctl: \(what) failed: no D-Bus system bus at unix:path=/nonexistent/"))
     #expect(run.stdout.isEmpty)
     #expect(run.elapsed < .seconds(1))
-    let json = try Self.readerctl(arguments + ["--json"], environment: Self.noBus)
+    let json = try await Self.readerctl(arguments + ["--json"], environment: Self.noBus)
     #expect(
       json.status == 69 && json.stdout.contains(#""exitStatus":69"#) && json.stdout.contains("bluetoothUnsupported"))
   }
 
   @Test(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
-  func withoutBluetoothdOrTheAdapterCommandsExit69SayingWhich() throws {
-    let peer = try BlueZPeer.start()
+  func withoutBluetoothdOrTheAdapterCommandsExit69SayingWhich() async throws {
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
-    let noAdapter = try Self.readerctl(["discover", "--bluez", "--adapter", "hci7"], environment: peer.environment)
+    let noAdapter = try await Self.readerctl(
+      ["discover", "--bluez", "--adapter", "hci7"], environment: peer.environment)
     #expect(noAdapter.status == 69)
     #expect(noAdapter.stderr == "readerctl: discovery failed: no Bluetooth adapter named hci7\n")
     peer.stopBluetoothd()
-    let noBluetoothd = try Self.readerctl(
+    let noBluetoothd = try await Self.readerctl(
       ["connect", "STRM2-0001", "--bluez", "--location", "tml_1"], environment: peer.environment)
     #expect(noBluetoothd.status == 69)
     #expect(noBluetoothd.stderr.hasPrefix("readerctl: connecting failed: bluetoothd is not running"))
@@ -88,12 +95,12 @@ import Testing
   }
 
   @Test(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
-  func discoverListsTheReadersBlueZReportsNearestFirst() throws {
-    let peer = try BlueZPeer.start()
+  func discoverListsTheReadersBlueZReportsNearestFirst() async throws {
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
     try peer.addReader(address: "C0:00:00:00:00:01", name: "STRM2-0001", rssi: -70)
     try peer.addReader(address: "C0:00:00:00:00:02", name: "WPC32-0002", rssi: -50)
-    let run = try Self.readerctl(["discover", "--bluez", "--timeout", "1.5"], environment: peer.environment)
+    let run = try await Self.readerctl(["discover", "--bluez", "--timeout", "1.5"], environment: peer.environment)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout.hasPrefix("Scanning for readers through BlueZ…\n"))
     let table = run.lines.filter { $0.contains("STRM2-0001") || $0.contains("WPC32-0002") }
@@ -102,13 +109,13 @@ import Testing
   }
 
   @Test(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
-  func connectSavesTheReaderAndReconnectFindsItAgainAsTheSimulatedFormsDo() throws {
-    let peer = try BlueZPeer.start()
+  func connectSavesTheReaderAndReconnectFindsItAgainAsTheSimulatedFormsDo() async throws {
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
     let scratch = try Scratch()
     let store = scratch.path("last-reader.json")
     try peer.addReader(address: "C0:00:00:00:00:01", name: "STRM2-0001", options: ["firmware": .string("1.0.0")])
-    let connect = try Self.readerctl(
+    let connect = try await Self.readerctl(
       ["connect", "STRM2-0001", "--bluez", "--location", "tml_1", "--store", store], environment: peer.environment)
     #expect(connect.status == 0, "\(connect.stderr)")
     #expect(
@@ -118,13 +125,13 @@ import Testing
       ])
     #expect(try String(contentsOfFile: store, encoding: .utf8).contains("STRM2-0001"))
     // A new process, as at an app's launch; the link BlueZ kept from the last one is taken over.
-    let reconnect = try Self.readerctl(
+    let reconnect = try await Self.readerctl(
       ["reconnect", "--bluez", "--store", store, "--json"], environment: peer.environment)
     #expect(reconnect.status == 0, "\(reconnect.stderr)")
     #expect(reconnect.lines.last?.contains(#""event":"result","exitStatus":0,"error":null"#) == true)
     #expect(reconnect.stdout.contains(#""event":"didFindSavedReader""#))
     // A reader that is not there: the simulated form's message and status.
-    let missing = try Self.readerctl(
+    let missing = try await Self.readerctl(
       ["connect", "NOPE-1", "--bluez", "--location", "tml_1", "--store", store, "--timeout", "1"],
       environment: peer.environment)
     #expect(missing.status == 69)
@@ -148,8 +155,8 @@ import Testing
   }
 
   @Test(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
-  func updateChecksARealReaderAndInstallsTheCatalogsImageOverSMP() throws {
-    let peer = try BlueZPeer.start()
+  func updateChecksARealReaderAndInstallsTheCatalogsImageOverSMP() async throws {
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
     let scratch = try Scratch()
     let image = UpdateImages.image(1, 1, 0, bodySize: 20_000)
@@ -157,14 +164,14 @@ import Testing
     let device = try peer.addReader(
       address: "C0:00:00:00:00:01", name: "STRM2-0001", options: ["firmware": .string("1.0.0")])
     try peer.smpFault(device, "answer_delay", .double(0.01))
-    let check = try Self.readerctl(
+    let check = try await Self.readerctl(
       ["update", "--bluez", "--catalog", catalog, "--serial", "STRM2-0001"], environment: peer.environment)
     #expect(check.status == 0, "\(check.stderr)")
     #expect(check.stdout.contains("STRM2-0001 (Stripe Reader M2) runs 1.0.0 at location tml_readerctl; catalog "))
     #expect(check.stdout.contains("Update 1.1.0 applies and is optional until 2099-01-01T00:00:00Z"))
     #expect(check.lines.last == "Add --install to install it.")
     #expect(try peer.smpState(device).version == "1.0.0")
-    let install = try Self.readerctl(
+    let install = try await Self.readerctl(
       ["update", "--bluez", "--catalog", catalog, "--install"], environment: peer.environment)
     #expect(install.status == 0, "\(install.stderr)")
     let narration = install.lines.map(Self.unstamped)
@@ -177,8 +184,8 @@ import Testing
   @Test(
     .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote),
     arguments: [["connect", "STRM2-0001", "--location", "tml_1"], ["update", "--install"], ["discover", "--json"]])
-  func aRecordedRunReplaysWithTheSameOutputAndStatusWithoutBluetooth(_ command: [String]) throws {
-    let peer = try BlueZPeer.start()
+  func aRecordedRunReplaysWithTheSameOutputAndStatusWithoutBluetooth(_ command: [String]) async throws {
+    let peer = try await BlueZPeer.start()
     defer { peer.stop() }
     let scratch = try Scratch()
     let image = UpdateImages.image(1, 1, 0, bodySize: 8_000)
@@ -191,32 +198,32 @@ import Testing
     arguments += command.dropFirst()
     if command[0] == "update" { arguments += ["--catalog", catalog] }
     if command[0] == "connect" { arguments += ["--store", scratch.path("store.json")] }
-    let live = try Self.readerctl(arguments, environment: peer.environment)
+    let live = try await Self.readerctl(arguments, environment: peer.environment)
     #expect(live.status == 0, "\(live.stderr)")
     peer.stop()
-    let replayed = try Self.readerctl(["replay", scratch.path("run.jsonl")], environment: Self.noBus)
+    let replayed = try await Self.readerctl(["replay", scratch.path("run.jsonl")], environment: Self.noBus)
     #expect(replayed.status == live.status, "\(replayed.stderr)")
     #expect(replayed.stdout == live.stdout)
     #expect(replayed.stderr == live.stderr)
     #expect(replayed.elapsed < live.elapsed)
   }
 
-  @Test func replayRefusesAMalformedRecordingAndSaysWhere() throws {
+  @Test func replayRefusesAMalformedRecordingAndSaysWhere() async throws {
     let scratch = try Scratch()
     let header =
       #"{"header":{"arguments":["connect","S","--bluez","--location","L"],"format":"readerkit-transport-record/1","#
       + #""isPoweredOn":true,"notes":{},"startedAt":818063533.9},"record":"header"}"#
     try Data((header + "\n" + #"{"record":"event","t":"x","name":"startScan"}"# + "\n").utf8)
       .write(to: URL(fileURLWithPath: scratch.path("bad.jsonl")))
-    let run = try Self.readerctl(["replay", scratch.path("bad.jsonl")])
+    let run = try await Self.readerctl(["replay", scratch.path("bad.jsonl")])
     #expect(run.status == 65)
     #expect(run.stderr.hasPrefix("readerctl: the recording \(scratch.path("bad.jsonl")) is malformed: "))
     #expect(run.stderr.contains("line=2"))
-    let missing = try Self.readerctl(["replay", scratch.path("none.jsonl")])
+    let missing = try await Self.readerctl(["replay", scratch.path("none.jsonl")])
     #expect(missing.status == 66)
   }
 
-  @Test func aReplayThatLeavesItsRecordingSaysWhereAndFails() throws {
+  @Test func aReplayThatLeavesItsRecordingSaysWhereAndFails() async throws {
     let scratch = try Scratch()
     // A recording whose terminal scanned, saw nothing, and was asked for a reader it never connected.
     let lines = [
@@ -225,7 +232,7 @@ import Testing
       #"{"name":"connect","record":"command","serialNumber":"OTHER","t":"0.5"}"#,
     ]
     try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: scratch.path("edited.jsonl")))
-    let run = try Self.readerctl(["replay", scratch.path("edited.jsonl")])
+    let run = try await Self.readerctl(["replay", scratch.path("edited.jsonl")])
     #expect(run.status == 65)
     #expect(run.stderr.contains("readerctl: the replay departed from the recording: "))
   }

@@ -282,6 +282,64 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
     #expect(machine.freshness(of: "STRM2-B", now: .seconds(3600)) == .never)
   }
 
+  /// The reporting rule as a sort and a comparison of whole lists: what the machine must do, tick by tick.
+  private struct ReferenceScan {
+    var heard: [String: (advertisement: Advertisement, lastSeen: Duration)] = [:]
+    var lastReport: [Reader]?
+
+    mutating func tick(now: Duration) -> [Reader]? {
+      let readers = heard.values
+        .filter { now - $0.lastSeen < tuning.stalenessWindow }
+        .sorted {
+          $0.advertisement.signalStrength != $1.advertisement.signalStrength
+            ? $0.advertisement.signalStrength > $1.advertisement.signalStrength
+            : $0.advertisement.serialNumber < $1.advertisement.serialNumber
+        }
+        .map { expected($0.advertisement) }
+      func withoutSignal(_ list: [Reader]) -> [Reader] {
+        list.map {
+          var reader = $0
+          reader.signalStrength = nil
+          return reader
+        }
+      }
+      if let lastReport, withoutSignal(lastReport) == withoutSignal(readers) { return nil }
+      if lastReport == nil && readers.isEmpty { return nil }
+      lastReport = readers
+      return readers
+    }
+  }
+
+  @Test func reportsWhatSortingAndComparingWholeListsWouldReport() {
+    for seed in UInt64(1)...40 {
+      var random = SeededRandom(seed: seed)
+      var machine = started(scan)
+      var reference = ReferenceScan()
+      let infos = [
+        ReaderInfo(), ReaderInfo(batteryLevel: 0.5), ReaderInfo(deviceSoftwareVersion: "2.0", label: "Desk"),
+      ]
+      var silence = Duration.zero
+      for tick in 1...60 {
+        for _ in 0..<Int(random.next() % 12) {
+          // A few readers, a few signal strengths (ties are common), details that change and change back,
+          // and now and then a signal strength far from the rest.
+          let serial = "STRM2-\(random.next() % 15)"
+          let rssi = random.next() % 40 == 0 ? -5_000 : -40 - Int(random.next() % 6)
+          let advertisement = ad(serial, rssi: rssi, info: infos[Int(random.next() % 3)])
+          let now = silence + tickTime(tick - 1) + .milliseconds(Int(random.next() % 500))
+          machine.advertisement(advertisement, now: now)
+          reference.heard[serial] = (advertisement, now)
+        }
+        // Some ticks come after a silence long enough for readers to go stale.
+        if random.next() % 10 == 0 { silence += .seconds(7) }
+        let now = silence + tickTime(tick)
+        let expectedActions: [Action] = reference.tick(now: now).map { [.report($0), rearm] } ?? [rearm]
+        #expect(machine.timerFired(.tick, now: now) == expectedActions, "seed \(seed), tick \(tick)")
+        if let last = reference.lastReport { #expect(machine.discoveredReaders == last, "seed \(seed)") }
+      }
+    }
+  }
+
   @Test func recordingAnAdvertisementNeverCopiesTheSightings() {
     // 20,000 readers heard twice each: with a copy of the table per advertisement this would take
     // hundreds of millions of element copies; in place it is linear. The timing itself is measured by

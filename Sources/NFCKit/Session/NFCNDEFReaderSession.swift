@@ -112,9 +112,8 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     self.front = Mutex(Front())
     core = SessionCore(
       id: id, engine: system.engine, delivery: DeliveryQueue(queue, label: "NFCKit.NFCNDEFReaderSession.\(id)"),
-      machine: NFCSessionStateMachine(id: id, mode: mode))
+      mode: mode)
     core.delegate = delegate
-    core.session = self
   }
 
   /// Whether this device can read NDEF tags at all, on the per-process system. Check it before
@@ -157,13 +156,19 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   ///   sessions are single-use, so nothing happens and nothing reaches the delegate; create a new one.
   @discardableResult
   public func begin() -> NFCReaderError? {
+    // Submitted under the lock with the alert message as it stands, so an `alertMessage` set on another
+    // thread reaches the session either with `begin()` or after it, never before it and lost.
     let phase = front.withLock { front -> Phase in
-      defer { if front.phase == .created { front.phase = .begun } }
-      return front.phase
+      let phase = front.phase
+      if phase == .created {
+        front.phase = .begun
+        let alertMessage = front.alertMessage
+        run { engine in engine.begin(self, alertMessage: alertMessage) }
+      }
+      return phase
     }
     switch phase {
     case .created:
-      run { engine in engine.begin(self) }
       return nil
     case .begun, .ready:
       return nil
@@ -198,7 +203,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// Connecting the connected tag succeeds at once. Fails with an ``NFCReaderError`` with one of the
   /// codes listed on ``NFCNDEFTag``.
   public func connect(to tag: NFCNDEFTag, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-    core.perform(.connect, on: tag) { outcome in
+    perform(.connect, on: tag) { outcome in
       switch outcome {
       case .connected: completionHandler(nil)
       case .failed(let error): completionHandler(error)
@@ -209,7 +214,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   /// Connects `tag`; see `connect(to:completionHandler:)`.
   public func connect(to tag: NFCNDEFTag) async throws(NFCReaderError) {
-    try await core.awaitOutcome(.connect, on: tag) { outcome throws(NFCReaderError) in
+    try await awaitOutcome(.connect, on: tag) { outcome throws(NFCReaderError) in
       switch outcome {
       case .connected: return
       case .failed(let error): throw error
@@ -223,7 +228,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func events() -> AsyncStream<NFCReaderEvent> {
     let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
     guard
-      let token = core.addObserver({ event in
+      let token = core.observers.add({ event in
         continuation.yield(event)
         if case .didInvalidate = event.kind { continuation.finish() }
       })
@@ -231,7 +236,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
       continuation.finish()
       return stream
     }
-    continuation.onTermination = { [core] _ in core.removeObserver(token) }
+    continuation.onTermination = { [core] _ in core.observers.remove(token) }
     return stream
   }
 
@@ -253,8 +258,40 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   }
 
   private func invalidate(showing errorMessage: String?) {
-    front.withLock { $0.phase = .invalidated }
-    run { engine in engine.invalidate(self, errorMessage: errorMessage) }
+    front.withLock { front in
+      let begun = front.phase != .created
+      front.phase = .invalidated
+      run { engine in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+    }
+  }
+
+  /// Runs an operation on `tag` (any thread); `completion` runs on the session's queue.
+  func perform(
+    _ operation: NFCSessionStateMachine.Operation, on tag: NFCNDEFTag,
+    completion: @escaping SessionCore.Completion
+  ) {
+    let op = core.operations.add(1, ordering: .relaxed).newValue
+    let ref = tag.ref
+    run { engine in engine.perform(operation, on: ref, id: op, completion: completion, in: self) }
+  }
+
+  /// Runs an operation on `tag` and maps its outcome.
+  func awaitOutcome<T>(
+    _ operation: NFCSessionStateMachine.Operation, on tag: NFCNDEFTag,
+    _ map: (NFCSessionStateMachine.Outcome) throws(NFCReaderError) -> T
+  ) async throws(NFCReaderError) -> T {
+    let outcome = await withCheckedContinuation {
+      (continuation: CheckedContinuation<NFCSessionStateMachine.Outcome, Never>) in
+      perform(operation, on: tag) { continuation.resume(returning: $0) }
+    }
+    return try map(outcome)
+  }
+
+  /// Completes an operation that failed before it reached the session (an invalid argument), on the
+  /// session's queue, in order with the system's work.
+  func reject(_ error: NFCReaderError, completion: @escaping SessionCore.Completion) {
+    let delivery = core.delivery
+    run { _ in delivery.run { completion(.failed(error)) } }
   }
 
   private func run(_ body: @escaping @Sendable (NFCSystemEngine) -> Void) {

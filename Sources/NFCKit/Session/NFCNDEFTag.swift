@@ -17,12 +17,13 @@ import Synchronization
 ///   `ndefReaderSessionErrorTagUpdateFailure`.
 public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
   let ref: NFCSessionStateMachine.TagRef
-  let core: SessionCore
+  /// The session that handed the tag out, which runs its operations.
+  let session: NFCNDEFReaderSession
   private let available = Atomic<Bool>(true)
 
-  init(ref: NFCSessionStateMachine.TagRef, core: SessionCore) {
+  init(ref: NFCSessionStateMachine.TagRef, session: NFCNDEFReaderSession) {
     self.ref = ref
-    self.core = core
+    self.session = session
   }
 
   /// Whether the tag can still be used: false once it left the field, polling restarted, or the
@@ -39,7 +40,7 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
   public func queryNDEFStatus(
     completionHandler: @escaping @Sendable (NFCNDEFStatus, Int, (any Error)?) -> Void
   ) {
-    core.perform(.queryNDEFStatus, on: self) { outcome in
+    session.perform(.queryNDEFStatus, on: self) { outcome in
       switch outcome {
       case .status(let status, let capacity): completionHandler(status, capacity, nil)
       case .failed(let error): completionHandler(.notSupported, 0, error)
@@ -51,7 +52,7 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
   /// Reads the tag's NDEF message, in Core NFC's face (`try NDEFMessage(message)` gives NFCKit's). The
   /// error, when there is one, is an ``NFCReaderError``.
   public func readNDEF(completionHandler: @escaping @Sendable (NFCNDEFMessage?, (any Error)?) -> Void) {
-    core.perform(.readNDEF, on: self) { outcome in
+    session.perform(.readNDEF, on: self) { outcome in
       switch outcome {
       case .message(let message): completionHandler(NFCNDEFMessage(message), nil)
       case .failed(let error): completionHandler(nil, error)
@@ -66,27 +67,27 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
   public func writeNDEF(_ message: NFCNDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
     switch Self.bytes(of: message) {
     case .success(let bytes):
-      core.perform(.writeNDEF(bytes), on: self) { completionHandler(Self.error(of: $0)) }
+      session.perform(.writeNDEF(bytes), on: self) { completionHandler(Self.error(of: $0)) }
     case .failure(let error):
-      core.reject(error) { completionHandler(Self.error(of: $0)) }
+      session.reject(error) { completionHandler(Self.error(of: $0)) }
     }
   }
 
   /// Replaces the tag's NDEF message with `message` (in its canonical encoding).
   public func writeNDEF(_ message: NDEFMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-    core.perform(.writeNDEF(message.encoded()), on: self) { completionHandler(Self.error(of: $0)) }
+    session.perform(.writeNDEF(message.encoded()), on: self) { completionHandler(Self.error(of: $0)) }
   }
 
   /// Makes the tag read-only for good; its status becomes `readOnly`.
   public func writeLock(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-    core.perform(.writeLock, on: self) { completionHandler(Self.error(of: $0)) }
+    session.perform(.writeLock, on: self) { completionHandler(Self.error(of: $0)) }
   }
 
   // MARK: async
 
   /// Asks whether the tag holds NDEF, can be written, and the largest message it takes (bytes).
   public func queryNDEFStatus() async throws(NFCReaderError) -> (status: NFCNDEFStatus, capacity: Int) {
-    try await core.awaitOutcome(.queryNDEFStatus, on: self) { outcome throws(NFCReaderError) in
+    try await session.awaitOutcome(.queryNDEFStatus, on: self) { outcome throws(NFCReaderError) in
       switch outcome {
       case .status(let status, let capacity): return (status, capacity)
       case .failed(let error): throw error
@@ -97,7 +98,7 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
 
   /// Reads the tag's NDEF message, in Core NFC's face (`try NDEFMessage(message)` gives NFCKit's).
   public func readNDEF() async throws(NFCReaderError) -> NFCNDEFMessage {
-    try await core.awaitOutcome(.readNDEF, on: self) { outcome throws(NFCReaderError) in
+    try await session.awaitOutcome(.readNDEF, on: self) { outcome throws(NFCReaderError) in
       switch outcome {
       case .message(let message): return NFCNDEFMessage(message)
       case .failed(let error): throw error
@@ -119,13 +120,13 @@ public final class NFCNDEFTag: Sendable, Hashable, CustomStringConvertible {
 
   /// Makes the tag read-only for good.
   public func writeLock() async throws(NFCReaderError) {
-    try await core.awaitOutcome(.writeLock, on: self) { outcome throws(NFCReaderError) in
+    try await session.awaitOutcome(.writeLock, on: self) { outcome throws(NFCReaderError) in
       if let error = Self.error(of: outcome) { throw error }
     }
   }
 
   private func write(_ bytes: [UInt8]) async throws(NFCReaderError) {
-    try await core.awaitOutcome(.writeNDEF(bytes), on: self) { outcome throws(NFCReaderError) in
+    try await session.awaitOutcome(.writeNDEF(bytes), on: self) { outcome throws(NFCReaderError) in
       if let error = Self.error(of: outcome) { throw error }
     }
   }

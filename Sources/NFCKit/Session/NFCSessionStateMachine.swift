@@ -163,6 +163,16 @@ struct NFCSessionStateMachine {
     self.alertMessage = alertMessage
   }
 
+  /// The machine of a session that has ended and let go, as the system answers for it once it keeps no
+  /// machine of its own: every input is absorbed, and a tag operation fails as on any invalidated
+  /// session (`readerTransceiveErrorSessionInvalidated`; `readerErrorInvalidParameter` for a foreign tag).
+  static func ended(id: UInt64) -> Self {
+    var machine = Self(id: id, mode: .readWrite)
+    machine.state = .invalidated(
+      NFCReaderError(.readerSessionInvalidationErrorUserCanceled, "the session has ended"))
+    return machine
+  }
+
   /// Whether the session polls (`isReady`).
   var isActive: Bool {
     if case .active = state { return true }

@@ -81,19 +81,20 @@ public final class NFCReaderSystem: Sendable {
   /// `removeEventObserver(_:)`.
   @discardableResult
   public func addEventObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64 {
-    engine.addObserver(observer)
+    guard let token = engine.observers.add(observer) else { preconditionFailure("a system's events never end") }
+    return token
   }
 
   /// Stops calling an observer.
   public func removeEventObserver(_ token: UInt64) {
-    engine.removeObserver(token)
+    engine.observers.remove(token)
   }
 
   /// An ordered stream of every session's events from now on; ends when the consumer stops iterating.
   public func events() -> AsyncStream<NFCReaderEvent> {
     let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
-    let token = engine.addObserver { continuation.yield($0) }
-    continuation.onTermination = { [engine] _ in engine.removeObserver(token) }
+    let token = addEventObserver { continuation.yield($0) }
+    continuation.onTermination = { [engine] _ in engine.observers.remove(token) }
     return stream
   }
 

@@ -1,14 +1,13 @@
 internal import ReaderCore
 import Synchronization
 
-/// The reader system's driver: performs the actions of the system machine and of each session's
-/// machine, talks to the radio, publishes events and calls delegates. It decides nothing: every rule
-/// lives in `NFCSystemStateMachine` or `NFCSessionStateMachine`.
+/// The reader system's driver: feeds every input to the system's machine (`NFCSystemStateMachine`) and
+/// performs the actions that come back, in order — talks to the radio, arms time limits, publishes
+/// events and calls delegates. It decides nothing: every rule lives in the system's machine or in a
+/// session's.
 ///
 /// Confinement: every method runs on `scheduler` (the public types submit their calls there), one at a
-/// time, which is what makes it `@unchecked Sendable`. Actions are performed as they come, so the
-/// results one machine feeds to the other (a session releasing the radio, the system handing it on)
-/// happen inside the same work item, in order.
+/// time, which is what makes it `@unchecked Sendable`.
 final class NFCSystemEngine: @unchecked Sendable {
   /// What other threads may read without hopping onto the scheduler.
   struct Snapshot: Sendable, Equatable {
@@ -19,10 +18,10 @@ final class NFCSystemEngine: @unchecked Sendable {
   let radio: any NFCRadio
   let scheduler: any Scheduler
   let snapshot = Mutex(Snapshot())
-  private let observers = Mutex<(next: UInt64, byToken: [UInt64: @Sendable (NFCReaderEvent) -> Void])>((0, [:]))
+  let observers = ObserverRegistry<NFCReaderEvent>()
 
   private var machine = NFCSystemStateMachine()
-  /// Sessions begun and not yet released, kept alive as Core NFC keeps running sessions alive.
+  /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
   private var live: [UInt64: NFCNDEFReaderSession] = [:]
   private var timers: [UInt64: ScheduledWork] = [:]
 
@@ -31,159 +30,141 @@ final class NFCSystemEngine: @unchecked Sendable {
     self.scheduler = scheduler
   }
 
-  // MARK: Observers (any thread)
-
-  func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64 {
-    observers.withLock { state in
-      state.next += 1
-      state.byToken[state.next] = observer
-      return state.next
-    }
-  }
-
-  func removeObserver(_ token: UInt64) {
-    _ = observers.withLock { $0.byToken.removeValue(forKey: token) }
-  }
-
   // MARK: The app's calls (on the scheduler)
 
-  func begin(_ session: NFCNDEFReaderSession) {
-    run(session.core, session.core.machine.begin(), session: session)
+  /// `begin()`, with the alert message as it stood when it was called.
+  func begin(_ session: NFCNDEFReaderSession, alertMessage: String) {
+    let core = session.core
+    live[core.id] = session
+    handle(
+      .begin(
+        core.id, mode: core.initialMode, alertMessage: alertMessage, policy: radio.policy,
+        readingAvailable: radio.isReadingAvailable),
+      from: session)
   }
 
-  func invalidate(_ session: NFCNDEFReaderSession, errorMessage: String?) {
-    run(session.core, session.core.machine.invalidate(errorMessage: errorMessage), session: session)
+  func invalidate(_ session: NFCNDEFReaderSession, errorMessage: String?, begun: Bool) {
+    handle(.invalidate(session.identifier, errorMessage: errorMessage, begun: begun), from: session)
   }
 
   func setAlertMessage(_ message: String, of session: NFCNDEFReaderSession) {
-    run(session.core, session.core.machine.setAlertMessage(message), session: session)
+    handle(.setAlertMessage(session.identifier, message), from: session)
   }
 
   func restartPolling(_ session: NFCNDEFReaderSession) {
-    run(session.core, session.core.machine.restartPolling(), session: session)
+    handle(.restartPolling(session.identifier), from: session)
   }
 
   func perform(
     _ operation: NFCSessionStateMachine.Operation, on ref: NFCSessionStateMachine.TagRef,
-    id op: NFCSessionStateMachine.OperationID, completion: @escaping SessionCore.Completion, in core: SessionCore
+    id op: NFCSessionStateMachine.OperationID, completion: @escaping SessionCore.Completion,
+    in session: NFCNDEFReaderSession
   ) {
-    core.completions[op] = completion
-    run(core, core.machine.perform(operation, on: ref, id: op), session: core.session)
+    session.core.completions[op] = completion
+    handle(.perform(session.identifier, operation, on: ref, id: op), from: session)
   }
 
   // MARK: The radio (on the scheduler)
 
   func handle(_ event: NFCRadioEvent) {
-    switch event {
-    case .pollingStarted(let round):
-      route(round) { $0.pollingStarted(round) }
-    case .pollingFailed(let round, let failure):
-      route(round) { $0.pollingFailed(round, failure) }
-    case .tagsDetected(let round, let tags):
-      route(round) { $0.tagsDetected(round, tags) }
-    case .tagRemoved(let round, let tag):
-      route(round) { $0.tagRemoved(round, tag) }
-    case .response(let request, let response):
-      route(request) { $0.response(request, response) }
-    case .userCanceled(let round):
-      route(round) { $0.userCanceled(round) }
-    case .terminated:
-      perform(machine.terminated())
-    }
-  }
-
-  /// Hands a radio event to the session that issued the round or request; events of a session that
-  /// has ended find nobody (its machine would absorb them anyway).
-  private func route(
-    _ request: NFCRadioRequestID, _ input: (inout NFCSessionStateMachine) -> [NFCSessionStateMachine.Action]
-  ) {
-    guard let session = live[request.session] else { return }
-    run(session.core, input(&session.core.machine), session: session)
+    handle(.radio(event), from: nil)
   }
 
   // MARK: Performing actions
 
-  private func perform(_ actions: [NFCSystemStateMachine.Action]) {
-    for action in actions {
-      switch action {
-      case .queued(let id, let position):
-        if let session = live[id] { publish(.didQueue(position: position), of: session.core) }
-      case .armTimeout(let id, let delay):
-        timers[id] = scheduler.schedule(after: delay) { [self] in
-          timers[id] = nil
-          perform(machine.timeLimitReached(id))
-        }
-      case .disarmTimeout(let id):
-        if let work = timers.removeValue(forKey: id) { scheduler.cancel(work) }
-      case .activate(let id):
-        if let session = live[id] { run(session.core, session.core.machine.activate(), session: session) }
-      case .end(let id, let error):
-        if let session = live[id] { run(session.core, session.core.machine.end(error), session: session) }
-      }
-    }
+  /// Feeds `input` to the machine and performs what it asks. `caller`: the session whose call it is,
+  /// for the actions of a session the system keeps nothing for (never begun, or ended).
+  private func handle(_ input: NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
+    perform(machine.handle(input), caller: caller)
     snapshot.withLock { $0 = Snapshot(running: machine.running, waiting: machine.waitingCount) }
   }
 
-  private func run(
-    _ core: SessionCore, _ actions: [NFCSessionStateMachine.Action], session: NFCNDEFReaderSession?
-  ) {
+  private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
     for action in actions {
       switch action {
-      case .submit:
-        live[core.id] = session
-        perform(machine.begin(core.id, policy: radio.policy, readingAvailable: radio.isReadingAvailable))
-      case .release:
-        live[core.id] = nil
-        perform(machine.released(core.id))
-      case .startPolling(let round):
-        radio.startPolling(round)
-      case .stopPolling(let round):
-        radio.stopPolling(round)
-      case .send(let command, let request):
-        send(command, request)
-      case .presentSheet(let message):
-        radio.presentSheet(alertMessage: message)
-      case .updateSheet(let message):
-        radio.updateSheet(alertMessage: message)
-      case .dismissSheet(let message):
-        radio.dismissSheet(errorMessage: message)
-      case .didBecomeActive:
-        session?.markReady()
-        publish(.didBecomeActive, of: core)
-        deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
-      case .didDetectNDEFs(let messages):
-        publish(.didDetectNDEFs(messages), of: core)
-        deliver(to: session) { $0.readerSession($1, didDetectNDEFs: messages.map(NFCNDEFMessage.init)) }
-      case .didDetectTags(let refs):
-        let tags = refs.map { ref in
-          let tag = NFCNDEFTag(ref: ref, core: core)
-          core.tags[ref] = tag
-          return tag
+      case .queued(let id, let position):
+        if let session = session(id, caller) { publish(.didQueue(position: position), of: session.core) }
+      case .armTimeout(let id, let delay):
+        timers[id] = scheduler.schedule(after: delay) { [self] in
+          timers[id] = nil
+          handle(.timeLimitReached(id), from: nil)
         }
-        guard case .undecided = core.machine.mode else {
-          publish(.didDetectTags(tags), of: core)
-          deliver(to: session) { $0.readerSession($1, didDetect: tags) }
-          continue
-        }
-        // Whether the delegate implements the method is known once it is offered the tags: the event
-        // is published only if it does (otherwise the session goes on as a read-only one).
-        let implemented = session.flatMap { session in core.delegate.map { core.offer(tags, to: $0, of: session) } }
-        if implemented == true { publish(.didDetectTags(tags), of: core) }
-        let settled = core.machine.tagDelegateAnswered(implemented: implemented == true)
-        core.mode = core.machine.mode
-        run(core, settled, session: session)
-      case .didFailToReadNDEF(let error):
-        publish(.didFailToReadNDEF(error), of: core)
-        deliver(to: session) { $0.readerSession($1, didFailToReadNDEF: error) }
-      case .tagsUnavailable(let refs):
-        for ref in refs { core.tags.removeValue(forKey: ref)?.markUnavailable() }
-      case .complete(let op, let outcome):
-        if let completion = core.completions.removeValue(forKey: op) { core.delivery.run { completion(outcome) } }
-      case .didInvalidate(let error):
-        session?.markInvalidated()
-        publish(.didInvalidate(error), of: core)
-        deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
+      case .disarmTimeout(let id):
+        if let work = timers.removeValue(forKey: id) { scheduler.cancel(work) }
+      case .session(let id, let action):
+        guard let session = session(id, caller) else { continue }
+        perform(action, of: session)
+      case .offerTags(let id, let refs):
+        guard let session = session(id, caller) else { continue }
+        let tags = handOut(refs, of: session)
+        let implemented = session.core.delegate.map { session.core.offer(tags, to: $0, of: session) } ?? false
+        perform(machine.handle(.tagDelegateAnswered(id, implemented: implemented, offered: refs)), caller: session)
+      case .publishTags(let id, let refs):
+        guard let session = session(id, caller) else { continue }
+        publish(.didDetectTags(refs.compactMap { session.core.tags[$0] }), of: session.core)
+      case .modeSettled(let id, let mode):
+        session(id, caller)?.core.mode = mode
+      case .ended(let id):
+        // Its handles are all unavailable by now; dropping them also ends the cycle tag → session → tags.
+        live.removeValue(forKey: id)?.core.tags.removeAll()
       }
+    }
+  }
+
+  /// The session an action is for: a begun one the system keeps, or the caller.
+  private func session(_ id: UInt64, _ caller: NFCNDEFReaderSession?) -> NFCNDEFReaderSession? {
+    if let session = live[id] { return session }
+    return caller?.identifier == id ? caller : nil
+  }
+
+  private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
+    let core = session.core
+    switch action {
+    case .submit, .release:
+      break  // Routed by the system's machine.
+    case .startPolling(let round):
+      radio.startPolling(round)
+    case .stopPolling(let round):
+      radio.stopPolling(round)
+    case .send(let command, let request):
+      send(command, request)
+    case .presentSheet(let message):
+      radio.presentSheet(alertMessage: message)
+    case .updateSheet(let message):
+      radio.updateSheet(alertMessage: message)
+    case .dismissSheet(let message):
+      radio.dismissSheet(errorMessage: message)
+    case .didBecomeActive:
+      session.markReady()
+      publish(.didBecomeActive, of: core)
+      deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
+    case .didDetectNDEFs(let messages):
+      publish(.didDetectNDEFs(messages), of: core)
+      deliver(to: session) { $0.readerSession($1, didDetectNDEFs: messages.map(NFCNDEFMessage.init)) }
+    case .didDetectTags(let refs):
+      let tags = handOut(refs, of: session)
+      publish(.didDetectTags(tags), of: core)
+      deliver(to: session) { $0.readerSession($1, didDetect: tags) }
+    case .didFailToReadNDEF(let error):
+      publish(.didFailToReadNDEF(error), of: core)
+      deliver(to: session) { $0.readerSession($1, didFailToReadNDEF: error) }
+    case .tagsUnavailable(let refs):
+      for ref in refs { core.tags.removeValue(forKey: ref)?.markUnavailable() }
+    case .complete(let op, let outcome):
+      if let completion = core.completions.removeValue(forKey: op) { core.delivery.run { completion(outcome) } }
+    case .didInvalidate(let error):
+      session.markInvalidated()
+      publish(.didInvalidate(error), of: core)
+      deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
+    }
+  }
+
+  /// The handles of new tags, kept until they become unavailable.
+  private func handOut(_ refs: [NFCSessionStateMachine.TagRef], of session: NFCNDEFReaderSession) -> [NFCNDEFTag] {
+    refs.map { ref in
+      let tag = NFCNDEFTag(ref: ref, session: session)
+      session.core.tags[ref] = tag
+      return tag
     }
   }
 
@@ -199,16 +180,15 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
-    let targets = observers.withLock { state in state.byToken.sorted { $0.key < $1.key }.map(\.value) }
-    for observer in targets { observer(event) }
+    observers.notify(event)
     core.publish(event)
   }
 
   private func deliver(
-    to session: NFCNDEFReaderSession?,
+    to session: NFCNDEFReaderSession,
     _ call: (any NFCNDEFReaderSessionDelegate, NFCNDEFReaderSession) -> Void
   ) {
-    guard let session, let delegate = session.core.delegate else { return }
+    guard let delegate = session.core.delegate else { return }
     session.core.delivery.run { call(delegate, session) }
   }
 }

@@ -1,179 +1,239 @@
-/// One reader session system-wide: which session holds the radio, which wait for it (first in, first
-/// out), and when each one's time is up.
+/// The whole reader system as one pure machine: the composer of the line of sessions
+/// (`NFCSessionLineStateMachine`) and of each begun session's own machine (`NFCSessionStateMachine`),
+/// held here by identifier, which alone decides the order of everything.
 ///
-/// Pure: inputs in, actions out. Rules:
-/// - A session begun without the reading capability ends at once (`readerErrorUnsupportedFeature`).
-/// - A session begun while the radio is free gets it. One begun while another holds it waits in line
-///   (policy `.queue`) or ends at once with `readerSessionInvalidationErrorSystemIsBusy` (`.refuse`).
-/// - The time limit counts from `begin()`, so a session can time out while it waits; it then leaves
-///   the line with `readerSessionInvalidationErrorSessionTimeout`.
-/// - When the system ends a session (`end`), the session still owns its radio until it reports
-///   `released`; only then does the next in line get the radio. A session that ends on its own
-///   (first read, the app's `invalidate()`) reports `released` the same way.
-/// - Termination (the app moved to the background) ends every session, the running one first, then
-///   those waiting, in line order.
+/// How it composes: the driver (`NFCSystemEngine`) feeds every input — an app's call on a session, a
+/// radio event, a time limit, the delegate's answer to an offer of tags — into `handle(_:)` and
+/// performs the actions that come back, in order; it decides nothing. The input goes to the child it
+/// concerns; each child's outputs are routed in order (one switch per child): an effect becomes an
+/// action, and an output that concerns the other child becomes a follow-up input, queued (FIFO)
+/// behind the batch being routed. No child is fed while another's batch is half routed, so no session
+/// drives the line or another session, and the line never drives a session from inside its own step.
 ///
-/// Every input costs the same whatever the length of the line: the line is a FIFO with lazy removal.
+/// The rules that span sessions live in the routing, and nowhere else:
+/// - A session begun joins the line (`submit`), which gives it the radio, queues it, or ends it
+///   (refused on a busy `.refuse` system, no capability); the line's `activate` and `end` go to that
+///   session's machine.
+/// - A session that lets go (`release`) leaves the line, which hands the radio to the next in line;
+///   from then on the session has no machine here: a late radio event of one of its rounds or requests
+///   finds nobody and is dropped, a tag operation fails as on an invalidated session.
+/// - A radio event goes to the session that issued its round or request; termination goes to the line,
+///   which ends the running session, then the waiting ones in line order.
+/// - A session whose delegate's kind is not known yet offers its first tags (`offerTags`) instead of
+///   reporting them; the delegate's answer (`tagDelegateAnswered`) settles its mode, and the event is
+///   published only if the delegate took them.
 struct NFCSystemStateMachine {
   typealias SessionID = UInt64
+  typealias Session = NFCSessionStateMachine
+
+  /// What happened.
+  enum Input: Sendable {
+    /// A session's `begin()`, with what the session was created with and its alert message as it stood
+    /// when `begin()` was called; the radio's policy and capability at that moment.
+    case begin(
+      SessionID, mode: Session.Mode, alertMessage: String, policy: NFCSystemPolicy, readingAvailable: Bool)
+    /// A session's `invalidate()`; `begun`: the session had been begun (or had ended) when it was called.
+    case invalidate(SessionID, errorMessage: String?, begun: Bool)
+    /// A session's `alertMessage` set after `begin()` (before it, `begin` carries the message).
+    case setAlertMessage(SessionID, String)
+    /// A session's `restartPolling()`.
+    case restartPolling(SessionID)
+    /// An operation on a tag handle, asked of session `SessionID`.
+    case perform(SessionID, Session.Operation, on: Session.TagRef, id: Session.OperationID)
+    /// The delegate was offered `offered` (`offerTags`); `implemented`: its own method ran.
+    case tagDelegateAnswered(SessionID, implemented: Bool, offered: [Session.TagRef])
+    /// The radio reported something.
+    case radio(NFCRadioEvent)
+    /// A session's time limit passed.
+    case timeLimitReached(SessionID)
+  }
 
   /// What the driver must do, in order.
   enum Action: Equatable, Sendable {
-    /// The session waits in line; `position` counts from 1 (1: next to get the radio).
+    /// Session `SessionID` waits in line; `position` counts from 1.
     case queued(SessionID, position: Int)
     /// Arms the session's time limit.
     case armTimeout(SessionID, after: Duration)
     /// Drops the session's time limit.
     case disarmTimeout(SessionID)
-    /// Hands the radio to the session.
+    /// What a session's machine asks (a radio command, the sheet, a delegate call, a completion);
+    /// never `submit` or `release`, which are routed here.
+    case session(SessionID, Session.Action)
+    /// Offers new tag handles to the delegate, whose answer comes back as `tagDelegateAnswered`.
+    case offerTags(SessionID, [Session.TagRef])
+    /// The delegate took the tags offered: publish `didDetectTags` (the delegate has had them).
+    case publishTags(SessionID, [Session.TagRef])
+    /// The session's mode is settled (`detectsTags`).
+    case modeSettled(SessionID, Session.Mode)
+    /// The session let go of the radio and of its place in line: the driver drops what it keeps for it.
+    case ended(SessionID)
+  }
+
+  /// An input for a child, queued behind the batch of outputs that asked for it.
+  private enum FollowUp {
+    /// A session asks for the radio.
+    case join(SessionID, policy: NFCSystemPolicy, readingAvailable: Bool)
+    /// A session let go.
+    case leave(SessionID)
+    /// The line hands the radio to a session.
     case activate(SessionID)
-    /// Ends the session for `error`; the session reports `released` once it has let go.
+    /// The line ends a session.
     case end(SessionID, NFCReaderError)
   }
 
-  /// Who holds the radio.
-  private enum State: Equatable {
-    /// Nobody; the line is empty.
-    case idle
-    /// The session holds the radio (starting or polling).
-    case running(SessionID)
-  }
-
-  private var state = State.idle
-  private var waiting = SessionLine()
-  /// Sessions begun and not yet released.
-  private var members: Set<SessionID> = []
+  /// The line: who holds the radio, who waits.
+  private(set) var line = NFCSessionLineStateMachine()
+  /// The machines of the sessions begun and not yet released.
+  private var sessions: [SessionID: Session] = [:]
+  private var followUps: [FollowUp] = []
+  private var actions: [Action] = []
 
   /// The session holding the radio.
-  var running: SessionID? {
-    if case .running(let id) = state { return id }
-    return nil
-  }
+  var running: SessionID? { line.running }
 
   /// How many sessions wait in line.
-  var waitingCount: Int { waiting.count }
+  var waitingCount: Int { line.waitingCount }
 
-  /// A session's `begin()`.
-  mutating func begin(_ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool) -> [Action] {
-    guard !members.contains(id) else { return [] }
-    guard readingAvailable else {
-      return [.end(id, NFCReaderError(.readerErrorUnsupportedFeature, "this device cannot read NFC tags"))]
+  /// How many sessions have a machine here (begun and not yet released).
+  var sessionCount: Int { sessions.count }
+
+  /// Handles one input and every follow-up it leads to; returns the actions, in order.
+  mutating func handle(_ input: Input) -> [Action] {
+    step(input)
+    var next = 0
+    while next < followUps.count {
+      let followUp = followUps[next]
+      next += 1
+      step(followUp)
     }
-    let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []
-    switch state {
-    case .idle:
-      members.insert(id)
-      state = .running(id)
-      return timeout + [.activate(id)]
-    case .running(let holder):
-      guard policy.whenBusy == .queue else {
-        return [
-          .end(
-            id,
-            NFCReaderError(
-              .readerSessionInvalidationErrorSystemIsBusy, "another reader session is running",
-              context: ["runningSession": String(holder)]))
-        ]
-      }
-      members.insert(id)
-      waiting.push(id)
-      return timeout + [.queued(id, position: waiting.count)]
-    }
-  }
-
-  /// The session let go of the radio or its place in line: it ended, for any reason.
-  mutating func released(_ id: SessionID) -> [Action] {
-    guard members.remove(id) != nil else { return [] }
-    if state == .running(id) {
-      return [.disarmTimeout(id)] + next()
-    }
-    _ = waiting.remove(id)
-    return [.disarmTimeout(id)]
-  }
-
-  /// The session's time limit passed.
-  mutating func timeLimitReached(_ id: SessionID) -> [Action] {
-    guard members.contains(id) else { return [] }
-    let error = NFCReaderError(
-      .readerSessionInvalidationErrorSessionTimeout, "the session reached the system's time limit")
-    if state == .running(id) { return [.end(id, error)] }
-    guard waiting.remove(id) else { return [] }
-    var waited = error
-    waited.context["while"] = "waiting"
-    return [.end(id, waited)]
-  }
-
-  /// The system ended every session of the app.
-  mutating func terminated() -> [Action] {
-    let error = NFCReaderError(
-      .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "the system ended the session")
-    var actions: [Action] = []
-    if case .running(let id) = state { actions.append(.end(id, error)) }
-    var waited = error
-    waited.context["while"] = "waiting"
-    for id in waiting.removeAll() { actions.append(.end(id, waited)) }
+    followUps.removeAll(keepingCapacity: true)
+    defer { actions = [] }
     return actions
   }
 
-  private mutating func next() -> [Action] {
-    guard let id = waiting.pop() else {
-      state = .idle
-      return []
+  // MARK: Inputs
+
+  private mutating func step(_ input: Input) {
+    switch input {
+    case .begin(let id, let mode, let alertMessage, let policy, let readingAvailable):
+      guard sessions[id] == nil else { return }
+      var session = Session(id: id, mode: mode, alertMessage: alertMessage)
+      let outputs = session.begin()
+      sessions[id] = session
+      route(id, outputs, joining: (policy, readingAvailable))
+    case .invalidate(let id, let errorMessage, let begun):
+      if let outputs = sessions[id]?.invalidate(errorMessage: errorMessage) {
+        route(id, outputs)
+      } else if !begun {
+        // Never begun: it ends without ever having reached the line.
+        var unbegun = Session(id: id, mode: .readWrite)
+        route(id, unbegun.invalidate(errorMessage: errorMessage))
+      }
+    case .setAlertMessage(let id, let message):
+      if let outputs = sessions[id]?.setAlertMessage(message) { route(id, outputs) }
+    case .restartPolling(let id):
+      if let outputs = sessions[id]?.restartPolling() { route(id, outputs) }
+    case .perform(let id, let operation, let ref, let op):
+      if let outputs = sessions[id]?.perform(operation, on: ref, id: op) {
+        route(id, outputs)
+      } else {
+        var ended = Session.ended(id: id)
+        route(id, ended.perform(operation, on: ref, id: op))
+      }
+    case .tagDelegateAnswered(let id, let implemented, let offered):
+      guard sessions[id] != nil else { return }
+      if implemented { actions.append(.publishTags(id, offered)) }
+      guard let outputs = sessions[id]?.tagDelegateAnswered(implemented: implemented),
+        let mode = sessions[id]?.mode
+      else { return }
+      actions.append(.modeSettled(id, mode))
+      route(id, outputs)
+    case .radio(let event):
+      radio(event)
+    case .timeLimitReached(let id):
+      route(line.timeLimitReached(id))
     }
-    state = .running(id)
-    return [.activate(id)]
-  }
-}
-
-/// A first-in, first-out line of sessions with O(1) removal from anywhere: removed sessions are
-/// skipped when they reach the front, and the consumed front is dropped in amortized O(1).
-private struct SessionLine {
-  private var items: [UInt64] = []
-  private var head = 0
-  private var live: Set<UInt64> = []
-
-  /// Sessions in line.
-  var count: Int { live.count }
-
-  mutating func push(_ id: UInt64) {
-    items.append(id)
-    live.insert(id)
   }
 
-  /// Removes a session from anywhere in line; returns whether it was there.
-  mutating func remove(_ id: UInt64) -> Bool {
-    live.remove(id) != nil
+  private mutating func radio(_ event: NFCRadioEvent) {
+    switch event {
+    case .pollingStarted(let round):
+      feed(round) { $0.pollingStarted(round) }
+    case .pollingFailed(let round, let failure):
+      feed(round) { $0.pollingFailed(round, failure) }
+    case .tagsDetected(let round, let tags):
+      feed(round) { $0.tagsDetected(round, tags) }
+    case .tagRemoved(let round, let tag):
+      feed(round) { $0.tagRemoved(round, tag) }
+    case .response(let request, let response):
+      feed(request) { $0.response(request, response) }
+    case .userCanceled(let round):
+      feed(round) { $0.userCanceled(round) }
+    case .terminated:
+      route(line.terminated())
+    }
   }
 
-  /// Takes the session at the front.
-  mutating func pop() -> UInt64? {
-    while head < items.count {
-      let id = items[head]
-      head += 1
-      if live.remove(id) != nil {
-        compact()
-        return id
+  /// Gives a radio event to the session that issued the round or request; an event of a session that
+  /// has let go finds nobody.
+  private mutating func feed(_ request: NFCRadioRequestID, _ input: (inout Session) -> [Session.Action]) {
+    let id = request.session
+    guard sessions[id] != nil else { return }
+    let outputs = input(&sessions[id]!)
+    route(id, outputs)
+  }
+
+  private mutating func step(_ followUp: FollowUp) {
+    switch followUp {
+    case .join(let id, let policy, let readingAvailable):
+      route(line.begin(id, policy: policy, readingAvailable: readingAvailable))
+    case .leave(let id):
+      route(line.released(id))
+    case .activate(let id):
+      if let outputs = sessions[id]?.activate() { route(id, outputs) }
+    case .end(let id, let error):
+      if let outputs = sessions[id]?.end(error) { route(id, outputs) }
+    }
+  }
+
+  // MARK: Routing
+
+  /// The line's outputs: its own effects become actions; what it asks of a session becomes a follow-up.
+  private mutating func route(_ outputs: [NFCSessionLineStateMachine.Action]) {
+    for output in outputs {
+      switch output {
+      case .queued(let id, let position): actions.append(.queued(id, position: position))
+      case .armTimeout(let id, let delay): actions.append(.armTimeout(id, after: delay))
+      case .disarmTimeout(let id): actions.append(.disarmTimeout(id))
+      case .activate(let id): followUps.append(.activate(id))
+      case .end(let id, let error): followUps.append(.end(id, error))
       }
     }
-    items.removeAll(keepingCapacity: true)
-    head = 0
-    return nil
   }
 
-  /// Empties the line; returns the sessions that were in it, front first.
-  mutating func removeAll() -> [UInt64] {
-    let ids = items[head...].filter { live.contains($0) }
-    items.removeAll(keepingCapacity: true)
-    head = 0
-    live.removeAll(keepingCapacity: true)
-    return ids
-  }
-
-  private mutating func compact() {
-    // Dropping the consumed front only once it is most of the array keeps each pop O(1) amortized.
-    if head >= 64 && head * 2 >= items.count {
-      items.removeFirst(head)
-      head = 0
+  /// A session's outputs: joining and leaving the line become follow-ups; everything else is an action.
+  private mutating func route(
+    _ id: SessionID, _ outputs: [Session.Action],
+    joining: (policy: NFCSystemPolicy, readingAvailable: Bool)? = nil
+  ) {
+    for output in outputs {
+      switch output {
+      case .submit:
+        guard let joining else { continue }
+        followUps.append(.join(id, policy: joining.policy, readingAvailable: joining.readingAvailable))
+      case .release:
+        sessions[id] = nil
+        actions.append(.ended(id))
+        followUps.append(.leave(id))
+      case .didDetectTags(let refs):
+        if case .undecided? = sessions[id]?.mode {
+          actions.append(.offerTags(id, refs))
+        } else {
+          actions.append(.session(id, output))
+        }
+      default:
+        actions.append(.session(id, output))
+      }
     }
   }
 }

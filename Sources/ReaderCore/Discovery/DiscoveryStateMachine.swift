@@ -4,11 +4,13 @@
 /// discovery runs, and while a connect listens for a reader — so it alone knows whether a reader was
 /// heard and how long ago (`freshness(of:now:)`). A discovery run reports the readers heard since it
 /// started. Reporting rule (scan): every `updateInterval` the readers heard within `stalenessWindow`
-/// are sorted by signal strength (strongest first, ties by serial number) and reported only if the
-/// list differs from the last report in membership, order or details; a change in signal strength
+/// are put in order by signal strength (strongest first, ties by serial number) and reported only if
+/// the list differs from the last report in membership, order or details; a change in signal strength
 /// alone that keeps the order is not reported. So a burst of advertisements yields at most one
-/// update per interval, and an advertisement costs one dictionary update: nothing is sorted, copied
-/// or reported until the next tick.
+/// update per interval, and an advertisement costs one dictionary lookup and an update in place:
+/// nothing is ordered, copied or reported until the next tick. A tick costs time linear in the readers
+/// heard (see `NearestFirstOrder`), and builds a new list only when there is something to report, in
+/// which a reader whose details did not change is copied from the last report rather than built again.
 package struct DiscoveryStateMachine {
   package enum Timer: Hashable, Sendable {
     case tick
@@ -65,6 +67,10 @@ package struct DiscoveryStateMachine {
     var simulated: Bool
     var startedAt: Duration
     var lastReport: [Reader]? = nil
+    /// The sightings of `lastReport`, in its order (scan only).
+    var lastOrder: [Int] = []
+    /// The number of the scan's latest report (see `reportedAt`).
+    var lastReportNumber: UInt64?
     var foundAny = false
     var pick = Pick.searching
   }
@@ -78,10 +84,20 @@ package struct DiscoveryStateMachine {
   }
 
   private var state = State.idle
-  /// Every reader heard, with its latest advertisement. Kept outside `state` so that recording an
-  /// advertisement updates the table in place: a copy per advertisement would make discovery
-  /// quadratic. It grows with the number of distinct readers ever heard, never with time.
-  private var sightings: [String: Sighting] = [:]
+  /// Every reader heard, with its latest advertisement, numbered in the order first heard. Kept
+  /// outside `state` so that recording an advertisement updates the table in place: a copy per
+  /// advertisement would make discovery quadratic. It grows with the number of distinct readers ever
+  /// heard, never with time.
+  private var sightings: [Sighting] = []
+  /// Each serial number's place in `sightings`.
+  private var sightingIndex: [String: Int] = [:]
+  /// For each sighting, the scan report that last carried it and its place there: a report numbered
+  /// `reportNumber` when it was made, so that a later one, or another run's, never matches by mistake.
+  private var reportedAt: [(report: UInt64, position: Int)] = []
+  private var reportNumber: UInt64 = 0
+  /// The scan's report order, and the buffer it is worked out in.
+  private var nearestFirst = NearestFirstOrder()
+  private var order: [Int] = []
   package let tuning: DiscoveryTuning
 
   package init(tuning: DiscoveryTuning = DiscoveryTuning()) {
@@ -107,8 +123,8 @@ package struct DiscoveryStateMachine {
 
   /// When `serialNumber` was last heard, relative to the staleness window.
   package func freshness(of serialNumber: String, now: Duration) -> Freshness {
-    guard let sighting = sightings[serialNumber] else { return .never }
-    return isFresh(sighting, now: now) ? .fresh : .stale
+    guard let index = sightingIndex[serialNumber] else { return .never }
+    return isFresh(sightings[index], now: now) ? .fresh : .stale
   }
 
   /// Whether `serialNumber` is advertising now (heard within the staleness window).
@@ -131,7 +147,14 @@ package struct DiscoveryStateMachine {
 
   /// Records an advertisement: one update of the sightings table, nothing else.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
-    sightings[advertisement.serialNumber] = Sighting(advertisement: advertisement, lastSeen: now)
+    if let index = sightingIndex[advertisement.serialNumber] {
+      sightings[index].advertisement = advertisement
+      sightings[index].lastSeen = now
+    } else {
+      sightingIndex[advertisement.serialNumber] = sightings.count
+      sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
+      reportedAt.append((0, 0))
+    }
   }
 
   package mutating func timerFired(_ timer: Timer, now: Duration) -> [Action] {
@@ -142,7 +165,7 @@ package struct DiscoveryStateMachine {
       var actions: [Action]
       switch run.method {
       case .bluetoothScan:
-        actions = report(sortedReaders(of: run, now: now), into: &run)
+        actions = scanReport(&run, now: now)
       case .bluetoothProximity:
         actions = proximityTick(&run, now: now)
       }
@@ -150,7 +173,8 @@ package struct DiscoveryStateMachine {
       return actions + [.arm(.tick, after: tuning.updateInterval)]
     case .proximityDetails:
       defer { state = .running(run) }
-      guard case .announced(let serial) = run.pick, let sighting = sightings[serial] else { return [] }
+      guard case .announced(let serial) = run.pick, let index = sightingIndex[serial] else { return [] }
+      let sighting = sightings[index]
       run.pick = .detailed(serial)
       // Not through `report(_:into:)`: the second report is promised even when the advertisement
       // carries no details, which would make it look unchanged once signal strength is ignored.
@@ -163,7 +187,7 @@ package struct DiscoveryStateMachine {
         return []
       }
       // A reader first heard since the last tick still counts: report the final list, then end.
-      let finalReport = report(sortedReaders(of: run, now: now), into: &run)
+      let finalReport = scanReport(&run, now: now)
       let error =
         run.foundAny
         ? nil
@@ -192,34 +216,82 @@ package struct DiscoveryStateMachine {
     now - sighting.lastSeen < tuning.stalenessWindow
   }
 
-  /// The sightings a run may report: heard since it started, fresh, and of a model the method finds.
-  private func candidates(of run: Run, now: Duration) -> [Sighting] {
-    let proximity = run.method == .bluetoothProximity
-    return sightings.values.filter {
-      $0.lastSeen >= run.startedAt && isFresh($0, now: now)
-        && (!proximity || $0.advertisement.deviceType.supportsProximityDiscovery)
+  /// Whether a run may report a sighting: heard since it started, and fresh.
+  private func isCandidate(_ sighting: Sighting, of run: Run, now: Duration) -> Bool {
+    sighting.lastSeen >= run.startedAt && isFresh(sighting, now: now)
+  }
+
+  /// The sightings proximity may pick: candidates of a model it finds.
+  private func proximityCandidates(of run: Run, now: Duration) -> [Sighting] {
+    sightings.filter {
+      isCandidate($0, of: run, now: now) && $0.advertisement.deviceType.supportsProximityDiscovery
     }
   }
 
-  private func sortedReaders(of run: Run, now: Duration) -> [Reader] {
-    candidates(of: run, now: now)
-      .sorted {
-        $0.advertisement.signalStrength != $1.advertisement.signalStrength
-          ? $0.advertisement.signalStrength > $1.advertisement.signalStrength
-          : $0.advertisement.serialNumber < $1.advertisement.serialNumber
+  /// A scan's tick: the candidates nearest first, reported if the list differs from the last report
+  /// in membership, order or details (signal strength alone does not count).
+  private mutating func scanReport(_ run: inout Run, now: Duration) -> [Action] {
+    var order = self.order
+    self.order = []  // Taken out while it changes, so it is not copied.
+    defer { self.order = order }
+    let sightings = self.sightings
+    // The same test as `isCandidate`, on values: the order is worked out while `nearestFirst` changes.
+    let (startedAt, window) = (run.startedAt, tuning.stalenessWindow)
+    nearestFirst.order(
+      count: sightings.count, serial: { sightings[$0].advertisement.serialNumber },
+      signal: { sightings[$0].advertisement.signalStrength },
+      isCandidate: { sightings[$0].lastSeen >= startedAt && now - sightings[$0].lastSeen < window }, into: &order)
+    let previous = run.lastReport ?? []
+    if run.lastReport != nil {
+      let unchanged =
+        order == run.lastOrder
+        && order.indices.allSatisfy { hasDetails(previous[$0], of: sightings[order[$0]].advertisement, run: run) }
+      if unchanged { return [] }
+    } else if order.isEmpty {
+      return []
+    }
+    // Each reader is copied from the last report when its details are the same, built otherwise.
+    var readers: [Reader] = []
+    readers.reserveCapacity(order.count)
+    for index in order {
+      let at = reportedAt[index]
+      if at.report == run.lastReportNumber,
+        hasDetails(previous[at.position], of: sightings[index].advertisement, run: run)
+      {
+        var reader = previous[at.position]
+        reader.signalStrength = sightings[index].advertisement.signalStrength
+        readers.append(reader)
+      } else {
+        readers.append(reader(from: sightings[index].advertisement, simulated: run.simulated, detailed: true))
       }
-      .map { reader(from: $0.advertisement, simulated: run.simulated, detailed: true) }
+    }
+    reportNumber += 1
+    for (position, index) in order.enumerated() { reportedAt[index] = (reportNumber, position) }
+    run.lastReportNumber = reportNumber
+    run.lastReport = readers
+    run.lastOrder = order
+    run.foundAny = run.foundAny || !readers.isEmpty
+    return [.report(readers)]
+  }
+
+  /// Whether `reader`, built from an earlier advertisement of the same reader, has the details `advertisement`
+  /// gives for `run` (all but the signal strength).
+  private func hasDetails(_ reader: Reader, of advertisement: Advertisement, run: Run) -> Bool {
+    let info = advertisement.info
+    return reader.deviceType == advertisement.deviceType && reader.simulated == run.simulated
+      && reader.deviceSoftwareVersion == info.deviceSoftwareVersion && reader.batteryLevel == info.batteryLevel
+      && reader.isCharging == info.isCharging && reader.label == info.label
   }
 
   private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
     var actions: [Action] = []
     if let serial = run.pick.serialNumber {
-      if let sighting = sightings[serial], isFresh(sighting, now: now) { return [] }  // Sticks with its pick.
+      if let index = sightingIndex[serial], isFresh(sightings[index], now: now) { return [] }  // Sticks with its pick.
       // The pick went away: pick again now, so the app sees the new nearest reader without a gap.
       run.pick = .searching
       actions.append(.disarm(.proximityDetails))
     }
-    let nearest = candidates(of: run, now: now)
+    let nearest = proximityCandidates(of: run, now: now)
       .filter { $0.advertisement.signalStrength >= tuning.proximityThreshold }
       .max {
         $0.advertisement.signalStrength != $1.advertisement.signalStrength

@@ -69,6 +69,8 @@ public struct ManifestUpdateCatalog: UpdateCatalog {
         .updateCatalogUnavailable, "\(image.url.absoluteString) is not a file URL",
         context: ["url": image.url.absoluteString, "reason": "not a file URL"])
     }
-    return try FirmwareDownload.verified(image, try FileFetch.contents(of: image.url, limit: image.size))
+    // Hashed while read: one pass over the image.
+    let (body, digest) = try FileFetch.hashedContents(of: image.url, limit: image.size)
+    return try FirmwareDownload.verified(image, body, sha256: digest)
   }
 }

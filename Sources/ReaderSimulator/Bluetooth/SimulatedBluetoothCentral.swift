@@ -87,8 +87,37 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     }
   }
 
+  /// The readers, each in a slot of its own for the world's life: a timer reaches its reader by slot, with no
+  /// lookup of its serial number (thousands of readers advertising at 10 Hz fire a timer each time).
+  private struct Entries {
+    private(set) var slots: [Entry] = []
+    private var slotOf: [String: Int] = [:]
+
+    /// The slot of the reader `serialNumber`, if the world has it.
+    func slot(of serialNumber: String) -> Int? { slotOf[serialNumber] }
+
+    subscript(slot: Int) -> Entry {
+      get { slots[slot] }
+      _modify { yield &slots[slot] }
+    }
+
+    /// The reader `serialNumber`'s entry; setting one for a serial number already there replaces it in its slot.
+    subscript(serialNumber: String) -> Entry? {
+      get { slotOf[serialNumber].map { slots[$0] } }
+      set {
+        guard let newValue else { preconditionFailure("a simulated reader never leaves the world") }
+        if let slot = slotOf[serialNumber] {
+          slots[slot] = newValue
+        } else {
+          slotOf[serialNumber] = slots.count
+          slots.append(newValue)
+        }
+      }
+    }
+  }
+
   private struct World {
-    var entries: [String: Entry] = [:]
+    var entries = Entries()
     var order: [String] = []
     var radioOn = true
     var scanning = false
@@ -433,40 +462,37 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     _ serialNumber: String, in world: inout World,
     _ input: (inout Machine, Machine.Surroundings, inout SeededRandom) -> [Machine.Action]
   ) -> [Machine.Event] {
-    guard let index = world.entries.index(forKey: serialNumber) else { return [] }
+    guard let slot = world.entries.slot(of: serialNumber) else { return [] }
     let around = surroundings(world)
-    let actions = input(&world.entries.values[index].machine, around, &world.random)
-    return perform(actions, at: index, in: &world)
+    let actions = input(&world.entries[slot].machine, around, &world.random)
+    return perform(actions, at: slot, in: &world)
   }
 
-  /// A timer of the reader `serialNumber` fired.
-  private func fire(_ timer: Machine.Timer, for serialNumber: String, in world: inout World) -> [Machine.Event] {
-    guard let index = world.entries.index(forKey: serialNumber) else { return [] }
-    world.entries.values[index][timer] = nil
+  /// A timer of the reader in `slot` fired.
+  private func fire(_ timer: Machine.Timer, at slot: Int, in world: inout World) -> [Machine.Event] {
+    world.entries[slot][timer] = nil
     let around = surroundings(world)
-    let actions = world.entries.values[index].machine.timerFired(timer, around, random: &world.random)
-    return perform(actions, at: index, in: &world)
+    let actions = world.entries[slot].machine.timerFired(timer, around, random: &world.random)
+    return perform(actions, at: slot, in: &world)
   }
 
-  /// Performs the actions of the reader at `index`: timers on the clock, the log; returns its events.
-  /// The reader is reached by index, in place: one lookup per input and no copy of its entry, which
-  /// counts with thousands of readers advertising at 10 Hz.
-  private func perform(
-    _ actions: [Machine.Action], at index: Dictionary<String, Entry>.Index, in world: inout World
-  ) -> [Machine.Event] {
+  /// Performs the actions of the reader in `slot`: timers on the clock, the log; returns its events.
+  /// The reader is reached by slot, in place: no lookup and no copy of its entry, which counts with
+  /// thousands of readers advertising at 10 Hz.
+  private func perform(_ actions: [Machine.Action], at slot: Int, in world: inout World) -> [Machine.Event] {
     var events: [Machine.Event] = []
-    let serialNumber = world.entries.keys[index]
     for action in actions {
       switch action {
       case .arm(let timer, let delay):
         let work = clock.schedule(after: delay) { [self] in
-          mutate { world in self.fire(timer, for: serialNumber, in: &world) }
+          mutate(deliveringOneEventHere: timer == .advertise) { world in self.fire(timer, at: slot, in: &world) }
         }
-        world.entries.values[index][timer] = work
+        world.entries[slot][timer] = work
       case .disarm(let timer):
-        if let work = world.entries.values[index][timer] { clock.cancel(work) }
-        world.entries.values[index][timer] = nil
+        if let work = world.entries[slot][timer] { clock.cancel(work) }
+        world.entries[slot][timer] = nil
       case .record(let kind):
+        let serialNumber = world.entries.slots[slot].machine.reader.serialNumber
         record(serialNumber, kind, in: &world)
       case .event(let event):
         events.append(event)
@@ -475,8 +501,20 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     return events
   }
 
-  private func mutate(_ body: (inout World) -> [Machine.Event]) {
+  /// Changes the world and delivers the events of the change, each in a work item of its own.
+  ///
+  /// With `deliveringOneEventHere` (the advertising timer's work item), a change with a single event delivers
+  /// it from this work item instead of one more queued after it: nothing else runs in the item, so the
+  /// terminal still sees one event per work item, and an advertisement costs one work item instead of two.
+  private func mutate(deliveringOneEventHere: Bool = false, _ body: (inout World) -> [Machine.Event]) {
     let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
+    if deliveringOneEventHere, events.count == 1 {
+      switch events[0] {
+      case .radio(let event): handler?(event)
+      case .link(let event): linkHandler?(event)
+      }
+      return
+    }
     // Queued, never delivered from inside the caller: the terminal sees one event per work item.
     for event in events {
       switch event {

@@ -23,7 +23,7 @@ import ReaderCore
 /// - Late timers (a step after the link dropped, an advertisement after the scan stopped) do nothing.
 struct SimulatedReaderStateMachine {
   /// The timers a reader asks its world for.
-  enum Timer: Hashable, Sendable, CaseIterable {
+  enum Timer: UInt8, Hashable, Sendable, CaseIterable {
     /// The next advertisement.
     case advertise
     /// The 24-hour security reboot.
@@ -92,7 +92,22 @@ struct SimulatedReaderStateMachine {
   private(set) var ledFlashes = 0
   private(set) var connectRequests = 0
   /// The cancellable timers armed now.
-  private var armed: Set<Timer> = []
+  private var armed = TimerSet()
+
+  /// A set of timers as bits: a reader's timers are tested on every advertisement, and hashing them into a
+  /// `Set` cost more than the rest of an advertisement's rules.
+  private struct TimerSet {
+    private var bits: UInt8 = 0
+
+    func contains(_ timer: Timer) -> Bool { bits & (1 << timer.rawValue) != 0 }
+    mutating func insert(_ timer: Timer) { bits |= 1 << timer.rawValue }
+    /// Removes `timer`; returns whether it was there.
+    @discardableResult
+    mutating func remove(_ timer: Timer) -> Bool {
+      defer { bits &= ~(1 << timer.rawValue) }
+      return contains(timer)
+    }
+  }
 
   init(reader: SimulatedReader) {
     self.reader = reader
@@ -299,7 +314,7 @@ struct SimulatedReaderStateMachine {
   }
 
   private mutating func disarm(_ timer: Timer) -> [Action] {
-    armed.remove(timer) == nil ? [] : [.disarm(timer)]
+    armed.remove(timer) ? [.disarm(timer)] : []
   }
 
   /// The reader just powered on or finished a reboot: its security and idle counts start again.
@@ -360,14 +375,17 @@ struct SimulatedReaderStateMachine {
     ]
   }
 
-  private mutating func scheduleAdvertisement(
-    _ world: Surroundings, random: inout SeededRandom, first: Bool = true
-  ) -> [Action] {
-    guard world.scanning, !armed.contains(.advertise), !linked, isReachable(world) else { return [] }
+  private mutating func scheduleAdvertisement(_ world: Surroundings, random: inout SeededRandom) -> [Action] {
+    advertisingTimer(world, random: &random, first: true).map { [$0] } ?? []
+  }
+
+  /// Arms the advertising timer if the reader should advertise and it is not armed.
+  private mutating func advertisingTimer(_ world: Surroundings, random: inout SeededRandom, first: Bool) -> Action? {
+    guard world.scanning, !armed.contains(.advertise), !linked, isReachable(world) else { return nil }
     let unit = random.nextUnit()
     // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 intervals.
     let delay = first ? world.advertisingInterval * unit : world.advertisingInterval * (0.8 + 0.4 * unit)
-    return [arm(.advertise, after: delay)]
+    return arm(.advertise, after: delay)
   }
 
   /// The advertising timer fired: the reader advertises if it still can (with signal noise), and
@@ -378,7 +396,12 @@ struct SimulatedReaderStateMachine {
     let advertisement = Advertisement(
       serialNumber: reader.serialNumber, deviceType: reader.deviceType,
       signalStrength: reader.meanSignalStrength + noise, info: reader.info)
-    return scheduleAdvertisement(world, random: &random, first: false) + [.event(.radio(.advertisement(advertisement)))]
+    // One array, built in place: this runs once per advertisement of every reader.
+    var actions: [Action] = []
+    actions.reserveCapacity(2)
+    if let timer = advertisingTimer(world, random: &random, first: false) { actions.append(timer) }
+    actions.append(.event(.radio(.advertisement(advertisement))))
+    return actions
   }
 
   private mutating func scheduleInstallStep() -> [Action] {

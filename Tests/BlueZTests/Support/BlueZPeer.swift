@@ -54,14 +54,42 @@ final class BlueZPeer: Sendable {
   /// The environment a central under test uses.
   var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
-  /// Starts a bus and the peer; an adapter `hci0` (powered) is added unless `adapter` is false.
-  static func start(adapter: Bool = true) throws -> BlueZPeer {
+  /// Starts a bus and the peer; an adapter `hci0` (powered) is added unless `adapter` is false. With
+  /// `deniedInterface`, the bus's policy refuses every call to `org.bluez` on that interface (as a
+  /// system bus refuses a user its policy does not name).
+  ///
+  /// At most `gate`'s width of peers start at once (as many as the machine has cores), so forty tests
+  /// do not start forty Python processes together.
+  static func start(adapter: Bool = true, deniedInterface: String? = nil) async throws -> BlueZPeer {
+    await gate.acquire()
+    do {
+      let peer = try await offPool { try startNow(adapter: adapter, deniedInterface: deniedInterface) }
+      await gate.release()
+      return peer
+    } catch {
+      await gate.release()
+      throw error
+    }
+  }
+
+  /// The permits to start a peer.
+  static let gate = PeerGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+  /// Runs `work` (which blocks: it starts processes and waits for them) on a thread of its own, so the
+  /// cooperative pool, which the tests' schedulers need, is never held while it waits.
+  static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+  }
+
+  private static func startNow(adapter: Bool, deniedInterface: String?) throws -> BlueZPeer {
     guard available else {
       throw Failure(description: "READERKIT_CI=1 needs dbus-daemon and python3-dbusmock for the BlueZ peer tests")
     }
-    let peer = try BlueZPeer()
+    let peer = try BlueZPeer(deniedInterface: deniedInterface)
     do {
-      try peer.startBluetoothd()
+      try peer.startBluetoothdNow()
       if adapter { _ = try peer.call("AddAdapter", [.string("hci0"), .boolean(true)]) }
     } catch {
       peer.stop()
@@ -70,9 +98,29 @@ final class BlueZPeer: Sendable {
     return peer
   }
 
-  private init() throws {
+  private init(deniedInterface: String?) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-bluez-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if let deniedInterface {
+      let policy = """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:tmpdir=/tmp</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+          <policy context="mandatory">
+            <deny send_destination="org.bluez" send_interface="\(deniedInterface)"/>
+          </policy>
+        </busconfig>
+        """
+      try Data(policy.utf8).write(to: directory.appendingPathComponent("bus.conf"))
+    }
     address = "unix:path=" + directory.appendingPathComponent("bus").path
     daemonProcess = Mutex(nil)
     control = Mutex(nil)
@@ -89,7 +137,10 @@ final class BlueZPeer: Sendable {
     try? FileManager.default.removeItem(at: directory.appendingPathComponent("bus"))
     let daemon = Process()
     daemon.executableURL = URL(fileURLWithPath: Self.daemon)
-    daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
+    let config = directory.appendingPathComponent("bus.conf")
+    let configuration =
+      FileManager.default.fileExists(atPath: config.path) ? "--config-file=\(config.path)" : "--session"
+    daemon.arguments = [configuration, "--nofork", "--nopidfile", "--address=\(address)", "--print-address=1"]
     let printed = Pipe()
     daemon.standardOutput = printed
     daemon.standardError = FileHandle.nullDevice
@@ -113,7 +164,11 @@ final class BlueZPeer: Sendable {
   /// Kills the bus itself (by PID; the mock `bluetoothd` goes with it) and starts a new one at the same
   /// address with a fresh `bluetoothd` and a powered adapter: what clients see when the system's
   /// `dbus-daemon` restarts.
-  func restartBus() throws {
+  func restartBus() async throws {
+    try await Self.offPool { try self.restartBusNow() }
+  }
+
+  private func restartBusNow() throws {
     control.withLock { $0.take()?.close() }
     stopBluetoothd()
     if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
@@ -121,12 +176,16 @@ final class BlueZPeer: Sendable {
       daemon.waitUntilExit()
     }
     try startBus()
-    try startBluetoothd()
+    try startBluetoothdNow()
     try call("AddAdapter", [.string("hci0"), .boolean(true)])
   }
 
   /// Starts the mock `bluetoothd` and waits (10 s at most) until it owns `org.bluez`.
-  func startBluetoothd() throws {
+  func startBluetoothd() async throws {
+    try await Self.offPool { try self.startBluetoothdNow() }
+  }
+
+  private func startBluetoothdNow() throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Self.python)
     process.arguments = ["-m", "dbusmock", "--system", "--template", Self.template.path]
@@ -258,5 +317,29 @@ final class BlueZPeer: Sendable {
     pthread_sigmask(SIG_SETMASK, &empty, &old)
     defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
     try process.run()
+  }
+}
+
+/// A counting semaphore for tasks: `acquire` waits (without holding a thread) until a permit is free.
+actor PeerGate {
+  private var available: Int
+  private var waiters: [CheckedContinuation<Void, Never>] = []
+
+  init(width: Int) { available = width }
+
+  func acquire() async {
+    if available > 0 {
+      available -= 1
+      return
+    }
+    await withCheckedContinuation { waiters.append($0) }
+  }
+
+  func release() {
+    if waiters.isEmpty {
+      available += 1
+    } else {
+      waiters.removeFirst().resume()
+    }
   }
 }

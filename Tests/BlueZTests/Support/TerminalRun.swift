@@ -68,17 +68,19 @@ final class TerminalRun: Sendable {
   }
 
   /// Discovers `serial` and connects to it.
-  func connect(_ serial: String, autoReconnect: Bool = true) async throws -> Reader {
-    try await outcome(of: startConnect(serial, autoReconnect: autoReconnect)).get()
+  func connect(_ serial: String, autoReconnect: Bool = true, policy: ReconnectPolicy = .default) async throws
+    -> Reader
+  {
+    try await outcome(of: startConnect(serial, autoReconnect: autoReconnect, policy: policy)).get()
   }
 
   /// Discovers `serial` and starts connecting to it; the connect's outcome lands in the returned recorder.
-  func startConnect(_ serial: String, autoReconnect: Bool = true) async throws -> Recorder<
-    Result<Reader, ReaderError>
-  > {
+  func startConnect(_ serial: String, autoReconnect: Bool = true, policy: ReconnectPolicy = .default) async throws
+    -> Recorder<Result<Reader, ReaderError>>
+  {
     let reader = try #require(try await discover([serial]).first { $0.serialNumber == serial })
     let configuration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_1")
-      .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).build()
+      .setAutoReconnectOnUnexpectedDisconnect(autoReconnect).setReconnectPolicy(policy).build()
     let outcome = Recorder<Result<Reader, ReaderError>>()
     terminal.connectReader(reader, connectionConfig: configuration) { outcome.append($0) }
     return outcome

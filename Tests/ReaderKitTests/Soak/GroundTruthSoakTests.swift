@@ -81,6 +81,19 @@ import Testing
     #expect(GroundTruthSoak.run(replay).digest == shrunk.reproduction.digest)
   }
 
+  /// Seed 15's sessions begun by a burst in the very instant the time limit goes from 20 s to 60 s:
+  /// `begin()` reaches the system later in that instant, so they may have either limit.
+  @Test(.timeLimit(.minutes(1)))
+  func aSessionBegunAsTheTimeLimitChangesMayHaveEitherLimit() {
+    var configuration = Self.configuration(seed: 15)
+    configuration.keep = [196, 208]
+    let report = GroundTruthSoak.run(configuration)
+    #expect(report.faultsStruck == 2)
+    #expect(report.counts["readWriteSessions", default: 0] + report.counts["readOnlySessions", default: 0] > 4)
+    for violation in report.violations.prefix(5) { Issue.record("\(violation)") }
+    #expect(report.violationCount == 0)
+  }
+
   @Test func deltaDebuggingKeepsOnlyWhatTheFailureNeeds() {
     let (kept, tests) = DeltaDebugging.minimize(Array(0..<200)) { $0.contains(17) && $0.contains(142) }
     #expect(kept == [17, 142])

@@ -224,4 +224,37 @@ import Testing
       #expect(try FileFetch.contents(of: file, limit: 0) == .complete(Data()))
     }
   }
+
+  /// The digest computed while reading is the digest of the bytes returned, for files read in one piece, in
+  /// several, and ending exactly at a piece's end.
+  @Test(arguments: [0, 1, 262_143, 262_144, 262_145, 1_000_003])
+  func hashWhileReadingIsTheDigestOfTheBytesRead(size: Int) throws {
+    try withTemporaryDirectory { directory in
+      let file = directory.appendingPathComponent("image")
+      var random = SeededRandom(seed: UInt64(size))
+      let bytes = Data((0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+      try bytes.write(to: file)
+      let (body, digest) = try FileFetch.hashedContents(of: file, limit: size)
+      #expect(body == .complete(bytes))
+      #expect(digest == SHA256Checksum.compute(bytes))
+      let (over, none) = try FileFetch.hashedContents(of: file, limit: size - 1)
+      #expect(size == 0 || over == .exceeded(limit: size - 1))
+      #expect(size == 0 || none == nil)
+    }
+  }
+
+  #if os(Linux)
+    /// /proc/self/status says it is empty: it is read past its reported size, in a buffer that grows, and
+    /// the digest still covers every byte read.
+    @Test func hashWhileReadingCoversAFileLargerThanItsReportedSize() throws {
+      let status = URL(fileURLWithPath: "/proc/self/status")
+      let (body, digest) = try FileFetch.hashedContents(of: status, limit: 1 << 20)
+      guard case .complete(let bytes) = body else {
+        Issue.record("/proc/self/status is over 1 MiB")
+        return
+      }
+      #expect(bytes.count > 100)
+      #expect(digest == SHA256Checksum.compute(bytes))
+    }
+  #endif
 }

@@ -10,19 +10,22 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
       options (a{sv}): model, serial, firmware, manufacturer (s), battery (y), gatt (b, default true),
       connect_delay_ms, resolve_delay_ms (u), advertise_ms (u: RSSI re-announced that often while
       discovering; 0 = never), sink (b: the SMP characteristic takes writes and answers nothing, for
-      measuring the raw write rate)
+      measuring the raw write rate), smp_notify_error (s: StartNotify on the SMP characteristic raises
+      it, as an unpaired reader whose characteristic needs an authenticated link does)
   SetRSSI(path, rssi)                         one advertisement with that RSSI
   Advertise(path, interval_ms)                start or stop (0) periodic advertisements
   RemoveReader(path)                          InterfacesRemoved, as BlueZ's purge of a lost device
   DropLink(path, reason)                      Disconnected(reason) then Connected=false
   SetBattery(path, level)                     Battery Level notification when notifying
-  FailNextConnect(path, error_name)           the next Connect() raises error_name
+  FailNextConnect(path, error_name)           the next Connect() raises error_name; 'no-reply:MS' blocks
+      MS milliseconds (bluetoothd stuck) before it fails, so the client's call times out first
   SetConnectMode(path, mode)                  'normal', or 'never-resolve' (ServicesResolved stays false)
   DiscoveryFilter(adapter) -> a{sv}           the filter the client set
   Calls(path) -> as                           Device1/Adapter1 method names called on path, in order
   SetSMPFault(path, name, value)              a fault of the reader's SMP device (smp_device.py):
       drop_at_fraction (d), answer_delay (d, seconds), slow_after_fraction (d: past it, answers wait
-      1 s), wrong_sequence_count (u), fail_confirm (b),
+      1 s), wrong_sequence_count (u), wrong_sequence_after_fraction (d: the answer to the first chunk
+      sent once the upload reached it carries another sequence number), fail_confirm (b),
       boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
       boot_ms (u: how long a reset keeps the reader away)
   SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
@@ -40,6 +43,7 @@ ServicesResolved and the link's end, as for an unbonded LE device.
 
 import os
 import sys
+import time
 
 import dbus
 
@@ -199,6 +203,10 @@ def Connect(device):
     log_call(path, 'Connect')
     state = STATE[path]
     failure = state.pop('fail_next', None)
+    if failure and failure.startswith('no-reply:'):
+        # bluetoothd stuck: the reply comes only after the client stopped waiting for it.
+        time.sleep(int(failure.split(':', 1)[1]) / 1000)
+        raise dbus.exceptions.DBusException('Connection attempt failed', name='org.bluez.Error.Failed')
     if failure:
         raise dbus.exceptions.DBusException('Connection attempt failed', name=failure)
     if not adapter_of(path).props[ADAPTER_IFACE]['Powered']:
@@ -279,6 +287,7 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'dis': {k: str(options[k]) for k in DIS_CHARS if k in options},
         'battery': int(options['battery']) if 'battery' in options else None,
         'boot_ms': int(options.get('boot_ms', 300)),
+        'smp_notify_error': str(options['smp_notify_error']) if 'smp_notify_error' in options else None,
     }
     if STATE[path]['smp'] and not options.get('sink', False):
         smp = smp_device.SMPDevice(notification_length=STATE[path]['mtu'] - 3)
@@ -376,6 +385,9 @@ def ReadValue(char, _options):
 
 
 def StartNotify(char):
+    refusal = STATE[char.path].get('notify_error')
+    if refusal:
+        raise dbus.exceptions.DBusException('Operation not permitted', name=refusal)
     STATE[char.path]['notifying'] = True
     set_props(char, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})
 
@@ -424,6 +436,10 @@ def WriteValue(char, value, options):
     smp = state.get('smp_device')
     if smp is None:
         return
+    reached = smp.upload_fraction()
+    if state.get('wrong_sequence_after') is not None and reached is not None and reached >= state['wrong_sequence_after']:
+        state['wrong_sequence_after'] = None
+        smp.wrong_sequence_count += 1
     answers = smp.handle(bytes(value))
     action = smp.take_link_action()
     path = char.path
@@ -486,6 +502,8 @@ def SetSMPFault(_self, path, name, value):
         setattr(smp, name, float(value))
     elif name == 'wrong_sequence_count':
         smp.wrong_sequence_count = int(value)
+    elif name == 'wrong_sequence_after_fraction':
+        state['wrong_sequence_after'] = float(value)
     elif name in ('fail_confirm', 'boots_old_image'):
         setattr(smp, name, bool(value))
     else:
@@ -525,7 +543,7 @@ def add_smp(path):
         'MTU': dbus.UInt16(state['mtu'], variant_level=1),
     }, [('WriteValue', 'aya{sv}', '', WriteValue), ('StartNotify', '', '', StartNotify),
         ('StopNotify', '', '', StopNotify)])
-    STATE[char] = {'gatt_of': service}
+    STATE[char] = {'gatt_of': service, 'notify_error': state.get('smp_notify_error')}
 
 
 def add_gatt(path):

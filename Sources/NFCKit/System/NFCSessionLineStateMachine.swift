@@ -1,0 +1,128 @@
+/// The line of reader sessions, one of the two children of the system's machine
+/// (`NFCSystemStateMachine`): which session holds the radio, which wait for it (first in, first out),
+/// and when each one's time is up. It knows sessions by their identifiers only; what a session does
+/// with the radio is its own machine's business.
+///
+/// Pure: inputs in, actions out. Rules:
+/// - A session begun without the reading capability ends at once (`readerErrorUnsupportedFeature`).
+/// - A session begun while the radio is free gets it. One begun while another holds it waits in line
+///   (policy `.queue`) or ends at once with `readerSessionInvalidationErrorSystemIsBusy` (`.refuse`).
+/// - The time limit counts from `begin()`, so a session can time out while it waits; it then leaves
+///   the line with `readerSessionInvalidationErrorSessionTimeout`.
+/// - When the system ends a session (`end`), the session still owns its radio until it reports
+///   `released`; only then does the next in line get the radio. A session that ends on its own
+///   (first read, the app's `invalidate()`) reports `released` the same way.
+/// - Termination (the app moved to the background) ends every session, the running one first, then
+///   those waiting, in line order.
+///
+/// Every input costs the same whatever the length of the line: the line is a FIFO with lazy removal.
+struct NFCSessionLineStateMachine {
+  typealias SessionID = UInt64
+
+  /// What the line asks, in order (the system's machine routes each to the driver or to a session).
+  enum Action: Equatable, Sendable {
+    /// The session waits in line; `position` counts from 1 (1: next to get the radio).
+    case queued(SessionID, position: Int)
+    /// Arms the session's time limit.
+    case armTimeout(SessionID, after: Duration)
+    /// Drops the session's time limit.
+    case disarmTimeout(SessionID)
+    /// Hands the radio to the session.
+    case activate(SessionID)
+    /// Ends the session for `error`; the session reports `released` once it has let go.
+    case end(SessionID, NFCReaderError)
+  }
+
+  /// Who holds the radio.
+  private enum State: Equatable {
+    /// Nobody; the line is empty.
+    case idle
+    /// The session holds the radio (starting or polling).
+    case running(SessionID)
+  }
+
+  private var state = State.idle
+  private var waiting = SessionLine()
+  /// Sessions begun and not yet released.
+  private var members: Set<SessionID> = []
+
+  /// The session holding the radio.
+  var running: SessionID? {
+    if case .running(let id) = state { return id }
+    return nil
+  }
+
+  /// How many sessions wait in line.
+  var waitingCount: Int { waiting.count }
+
+  /// A session's `begin()`.
+  mutating func begin(_ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool) -> [Action] {
+    guard !members.contains(id) else { return [] }
+    guard readingAvailable else {
+      return [.end(id, NFCReaderError(.readerErrorUnsupportedFeature, "this device cannot read NFC tags"))]
+    }
+    let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []
+    switch state {
+    case .idle:
+      members.insert(id)
+      state = .running(id)
+      return timeout + [.activate(id)]
+    case .running(let holder):
+      guard policy.whenBusy == .queue else {
+        return [
+          .end(
+            id,
+            NFCReaderError(
+              .readerSessionInvalidationErrorSystemIsBusy, "another reader session is running",
+              context: ["runningSession": String(holder)]))
+        ]
+      }
+      members.insert(id)
+      waiting.push(id)
+      return timeout + [.queued(id, position: waiting.count)]
+    }
+  }
+
+  /// The session let go of the radio or its place in line: it ended, for any reason.
+  mutating func released(_ id: SessionID) -> [Action] {
+    guard members.remove(id) != nil else { return [] }
+    if state == .running(id) {
+      return [.disarmTimeout(id)] + next()
+    }
+    _ = waiting.remove(id)
+    return [.disarmTimeout(id)]
+  }
+
+  /// The session's time limit passed.
+  mutating func timeLimitReached(_ id: SessionID) -> [Action] {
+    guard members.contains(id) else { return [] }
+    let error = NFCReaderError(
+      .readerSessionInvalidationErrorSessionTimeout, "the session reached the system's time limit")
+    if state == .running(id) { return [.end(id, error)] }
+    guard waiting.remove(id) else { return [] }
+    var waited = error
+    waited.context["while"] = "waiting"
+    return [.end(id, waited)]
+  }
+
+  /// The system ended every session of the app.
+  mutating func terminated() -> [Action] {
+    let error = NFCReaderError(
+      .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "the system ended the session")
+    var actions: [Action] = []
+    if case .running(let id) = state { actions.append(.end(id, error)) }
+    var waited = error
+    waited.context["while"] = "waiting"
+    for id in waiting.removeAll() { actions.append(.end(id, waited)) }
+    return actions
+  }
+
+  private mutating func next() -> [Action] {
+    guard let id = waiting.pop() else {
+      state = .idle
+      return []
+    }
+    state = .running(id)
+    return [.activate(id)]
+  }
+}
