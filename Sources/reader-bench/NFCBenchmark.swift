@@ -120,7 +120,7 @@ private enum PlainFIFO {
   }
 
   static func runConcurrently(items: Int) {
-    let queue = Mutex<[@Sendable () -> Void]>([])
+    let queue = Locked<[@Sendable () -> Void]>([])
     let done = Atomic<Int>(0)
     DispatchQueue.concurrentPerform(iterations: items) { _ in
       queue.withLock { $0.append { done.add(1, ordering: .relaxed) } }

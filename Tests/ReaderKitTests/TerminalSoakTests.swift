@@ -1,5 +1,5 @@
+import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 @testable import ReaderKit
@@ -23,13 +23,13 @@ private final class Merchant: Sendable {
   let clock: VirtualClock
   let target: String
   let delegate = ReaderRecorder()
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   init(terminal: Terminal, clock: VirtualClock, target: String, seed: UInt64) {
     self.terminal = terminal
     self.clock = clock
     self.target = target
-    self.state = Mutex(State(random: SeededRandom(seed: seed ^ 0x3E4C_4A47)))
+    self.state = Locked(State(random: SeededRandom(seed: seed ^ 0x3E4C_4A47)))
     terminal.addEventObserver { [self] event in observe(event) }
     delegate.onStartReconnect { [self] cancelable in
       // One reconnection in eight is cancelled by the merchant, at a random point.
@@ -158,7 +158,7 @@ private final class Merchant: Sendable {
 
   /// Connects to the target the first time it is listed.
   private nonisolated final class Finder: DiscoveryDelegate {
-    private let found = Mutex(false)
+    private let found = Locked(false)
     private let onFound: @Sendable (Reader) -> Void
     private let target: String
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+internal import ReaderCore
 
 /// Where a session's delegate calls and completion handlers run: its dispatch queue.
 ///
@@ -11,7 +11,7 @@ import Synchronization
 struct DeliveryQueue: Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
   /// The last token handed out; also serializes reading and setting a queue's token.
-  private static let tokens = Mutex<UInt64>(0)
+  private static let tokens = Locked<UInt64>(0)
 
   let queue: DispatchQueue
   private let token: UInt64

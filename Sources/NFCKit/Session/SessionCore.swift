@@ -27,7 +27,7 @@ final class SessionCore: @unchecked Sendable {
   let operations = Atomic<UInt64>(0)
   let observers = ObserverRegistry<NFCReaderEvent>()
   /// The mode as last settled, for `detectsTags` on any thread.
-  private let settledMode: Mutex<NFCSessionStateMachine.Mode>
+  private let settledMode: Locked<NFCSessionStateMachine.Mode>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
 
@@ -36,7 +36,7 @@ final class SessionCore: @unchecked Sendable {
     self.engine = engine
     self.delivery = delivery
     self.initialMode = mode
-    self.settledMode = Mutex(mode)
+    self.settledMode = Locked(mode)
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).

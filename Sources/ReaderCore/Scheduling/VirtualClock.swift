@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -40,7 +39,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     var runner: UInt?
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Creates a clock at time zero.
   public init() {}
@@ -179,7 +178,7 @@ private final class Sleeper: Sendable {
     case done
   }
 
-  private let phase = Mutex(Phase.waiting)
+  private let phase = Locked(Phase.waiting)
 
   /// Returns false when cancellation won the race before suspension (the continuation is resumed).
   func install(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {
