@@ -4,12 +4,12 @@ import Testing
 // The README's NFC sample, verbatim between the markers; `sampleIsTheREADMEsCode` keeps the two in step.
 // README-BEGIN
 import NFCKit
-import ReaderCore
 import ReaderSimulator
+import Synchronization
 
 /// Reads badges and remembers what they said.
 final class BadgeReader: NFCNDEFReaderSessionDelegate {
-  let said = Locked<[String]>([])
+  let said = Mutex<[String]>([])
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {
     for message in messages {

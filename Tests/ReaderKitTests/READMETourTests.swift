@@ -3,12 +3,12 @@ import Testing
 
 // The README's tour, verbatim between the markers; `tourIsTheREADMEsCode` keeps the two in step.
 // README-BEGIN
-import ReaderCore
 import ReaderKit
+import Synchronization
 
 /// What a point-of-sale app would show, and the latest list of nearby readers.
 nonisolated final class Screen: DiscoveryDelegate, MobileReaderDelegate {
-  let nearby = Locked<[Reader]>([])
+  let nearby = Mutex<[Reader]>([])
 
   func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
     nearby.withLock { $0 = readers }
