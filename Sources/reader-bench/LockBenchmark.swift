@@ -1,8 +1,9 @@
 import Foundation
 import ReaderCore
+import Synchronization
 
 /// Benchmarks `Locked` (the POSIX mutex the package guards its state with, which ThreadSanitizer sees)
-/// against `Locked`, doing the same work in the same round (see `Comparison`); the counts
+/// against `Synchronization.Mutex`, doing the same work in the same round (see `Comparison`); the counts
 /// are checked.
 ///
 /// - `uncontended`: `operations` increments of a guarded integer through `withLock`, on one thread.
@@ -42,16 +43,16 @@ func runLockBenchmark(operations: Int, objects: Int) -> [Ratio] {
 
   let ratios = [
     timings.ratio(
-      "lock.uncontended: Locked / Locked", "lock.uncontended.locked", over: "lock.uncontended.mutex", clock: .cpu),
-    timings.ratio("lock.contended: Locked / Locked", "lock.contended.locked", over: "lock.contended.mutex"),
-    timings.ratio("lock.create: Locked / Locked", "lock.create.locked", over: "lock.create.mutex", clock: .cpu),
+      "lock.uncontended: Locked / Mutex", "lock.uncontended.locked", over: "lock.uncontended.mutex", clock: .cpu),
+    timings.ratio("lock.contended: Locked / Mutex", "lock.contended.locked", over: "lock.contended.mutex"),
+    timings.ratio("lock.create: Locked / Mutex", "lock.create.locked", over: "lock.create.mutex", clock: .cpu),
   ]
   let nanoseconds = { (name: String, per: Int, clock: Timings.Clock) in
     String(format: "%.1f", timings.median(name, clock) / Double(per) * 1e9)
   }
   print(
     """
-    Lock benchmark: \(BenchOptions.current.rounds) rounds; Locked (a POSIX mutex) against Locked \
+    Lock benchmark: \(BenchOptions.current.rounds) rounds; Locked (a POSIX mutex) against Synchronization.Mutex \
     (cost ratios: below 1 is cheaper)
       uncontended: \(count) increments on one thread, \(nanoseconds("lock.uncontended.locked", count, .cpu)) ns \
     against \(nanoseconds("lock.uncontended.mutex", count, .cpu)) ns each (CPU time, medians)
@@ -72,10 +73,10 @@ private final class LockedBox: Sendable {
   func expect(_ count: Int) { precondition(value.withLock { $0 } == count, "no increment lost") }
 }
 
-/// An integer behind `Locked`, in an object as the package held its locks.
+/// An integer behind `Mutex`, in an object as the package held its locks.
 private final class MutexBox: Sendable {
-  let value: Locked<Int>
-  init(_ value: Int = 0) { self.value = Locked(value) }
+  let value: Mutex<Int>
+  init(_ value: Int = 0) { self.value = Mutex(value) }
   func expect(_ count: Int) { precondition(value.withLock { $0 } == count, "no increment lost") }
 }
 
