@@ -2,7 +2,6 @@ import DBus
 import Foundation
 import MCUmgr
 import ReaderCore
-import Synchronization
 
 /// The host's Bluetooth radio through BlueZ (`bluetoothd`) over the D-Bus system bus: a
 /// `BluetoothCentral` for a `Terminal` on Linux.
@@ -44,8 +43,8 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
   public let scheduler: any Scheduler
   private let environment: [String: String]
   private let configuration: BlueZConfiguration
-  private let core: Mutex<Core>
-  private let radio = Mutex(false)
+  private let core: Locked<Core>
+  private let radio = Locked(false)
   /// The reader commands, spoken over each reader's SMP transport.
   private let smpLink: SMPReaderLink
 
@@ -105,7 +104,7 @@ public final class BlueZCentral: BluetoothCentral, ReaderLink, SMPTransportProvi
     self.scheduler = scheduler
     self.environment = environment
     self.configuration = configuration
-    self.core = Mutex(Core(machine: BlueZCentralStateMachine(configuration: configuration)))
+    self.core = Locked(Core(machine: BlueZCentralStateMachine(configuration: configuration)))
     let transports = WeakTransportProvider()
     smpLink = SMPReaderLink(
       transports: transports, scheduler: scheduler, sha256: sha256, timings: configuration.imageUpgradeTimings)
@@ -310,7 +309,7 @@ private final class WeakTransportProvider: SMPTransportProvider, Sendable {
     weak var central: BlueZCentral?
   }
 
-  private let target = Mutex(Target())
+  private let target = Locked(Target())
 
   var central: BlueZCentral? {
     get { target.withLock { $0.central } }

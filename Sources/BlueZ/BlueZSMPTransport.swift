@@ -1,5 +1,5 @@
 import MCUmgr
-import Synchronization
+import ReaderCore
 
 /// One reader's SMP channel over BlueZ: the SMP characteristic's notifications in, writes without
 /// response out, as `SMPTransport` specifies. A thin handle: `BlueZCentral` and its machine do the work,
@@ -7,7 +7,7 @@ import Synchronization
 final class BlueZSMPTransport: SMPTransport, Sendable {
   private unowned let central: BlueZCentral
   private let serialNumber: String
-  private let handler = Mutex<(@Sendable (SMPTransportEvent) -> Void)?>(nil)
+  private let handler = Locked<(@Sendable (SMPTransportEvent) -> Void)?>(nil)
 
   init(central: BlueZCentral, serialNumber: String) {
     self.central = central

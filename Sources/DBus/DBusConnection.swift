@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 
 /// A client connection to a message bus over a Unix socket: SASL EXTERNAL with the process's uid,
 /// `Hello`, then messages both ways.
@@ -23,14 +23,14 @@ public final class DBusConnection: Sendable {
   }
 
   private let fd: Int32
-  private let state = Mutex(State())
-  private let reader: Mutex<MessageReader>
+  private let state = Locked(State())
+  private let reader: Locked<MessageReader>
   /// The unique name the bus gave this connection (`:1.42`).
   public let uniqueName: String
 
   private init(fd: Int32, reader: MessageReader, uniqueName: String) {
     self.fd = fd
-    self.reader = Mutex(reader)
+    self.reader = Locked(reader)
     self.uniqueName = uniqueName
   }
 

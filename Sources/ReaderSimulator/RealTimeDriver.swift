@@ -1,5 +1,4 @@
 import ReaderCore
-import Synchronization
 
 /// Moves a `VirtualClock` forward in step with a real clock, so a simulated terminal runs by itself
 /// — in an app's debug build, a preview, or async code that awaits `connectReader` — instead of
@@ -31,7 +30,7 @@ public final class RealTimeDriver: Sendable {
   private let realClock: any Clock<Duration>
   private let speed: Double
   private let tick: Duration
-  private let phase = Mutex(Phase.idle)
+  private let phase = Locked(Phase.idle)
 
   /// Creates a driver that runs `clock` at `speed` times the pace of `realClock`, catching up every
   /// `tick` of real time.

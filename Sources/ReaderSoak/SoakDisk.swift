@@ -1,5 +1,5 @@
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -35,7 +35,7 @@ final class SoakDisk: FileSystem, @unchecked Sendable {
     var version = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// A number that changes whenever the disk's contents or names change.
   var version: Int { state.withLock { $0.version } }

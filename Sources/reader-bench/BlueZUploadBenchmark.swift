@@ -2,6 +2,7 @@
   import BlueZ
   import DBus
   import Foundation
+  import ReaderCore
   import ReaderKit
   import Synchronization
 
@@ -122,7 +123,7 @@
       let link: (@Sendable (ReaderLinkEvent) -> Bool)?
       let semaphore: DispatchSemaphore
     }
-    private let waiters = Mutex<[Waiter]>([])
+    private let waiters = Locked<[Waiter]>([])
 
     struct Expectation {
       let semaphore: DispatchSemaphore

@@ -214,7 +214,7 @@ private enum PlainFIFO {
   /// active and ended through two more closures, an observer called for both events.
   static func runConcurrently(sessions: Int) {
     let made = (0..<sessions).map { BareSession(id: $0, delegate: nil) }
-    let queue = Mutex<[@Sendable () -> Void]>([])
+    let queue = Locked<[@Sendable () -> Void]>([])
     let events = Atomic<Int>(0)
     let observer: @Sendable (BareSession, Int) -> Void = { _, _ in events.add(1, ordering: .relaxed) }
     DispatchQueue.concurrentPerform(iterations: sessions) { index in

@@ -3,7 +3,6 @@ import Foundation
 import NFCKit
 import PCSCKit
 import ReaderCore
-import Synchronization
 
 /// Benchmarks reading an NDEF message from a tag through pcscd: a 4 KiB message on a virtual Type 4 tag
 /// in vpcd's first reader (`Tests/PCSCTestSupport/virtual_tag.py`), read with `NFCNDEFTag.readNDEF`
@@ -165,7 +164,7 @@ private final class BenchReader: NFCNDEFReaderSessionTagDelegate, Sendable {
   let reads: Int
   let expected: NDEFMessage
   let done = DispatchSemaphore(value: 0)
-  private let result = Mutex<Double>(0)
+  private let result = Locked<Double>(0)
 
   init(reads: Int, expected: NDEFMessage) {
     self.reads = reads

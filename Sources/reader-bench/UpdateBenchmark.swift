@@ -1,7 +1,7 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// Benchmarks software updates; every figure is a ratio taken within one round of this run (see
 /// `Comparison`).
@@ -28,7 +28,7 @@ func runUpdateBenchmark(days: Int, imageMiB: Int) -> [Ratio] {
   let digest = SHA256Checksum.compute(image)
   try! pipelineManifest(size: size, digest: digest.hex).write(to: manifest, atomically: true, encoding: .utf8)
 
-  let installs = Mutex(0)
+  let installs = Locked(0)
   let timings = Comparison([
     .init("update.soak.plain") {
       precondition(UpdateSoak(days: days, catalog: false, releases: false).run() == 0, "nothing installed")

@@ -1,4 +1,5 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 
 // `reader-bench [--rounds N] [--only TEXT] [all | <benchmark>...]`: runs benchmarks (every one by default) and
@@ -41,7 +42,7 @@ let benchmarks =
       runPCSCBenchmarkAndPrint()
       return []
     },
-    Benchmark(name: "lock", summary: "Locked (a POSIX mutex) against Synchronization.Mutex: alone, contended, made") {
+    Benchmark(name: "lock", summary: "Locked (a POSIX mutex) against Locked: alone, contended, made") {
       runLockBenchmark(operations: 2_000_000, objects: 200_000)
     },
     Benchmark(name: "soak", summary: "30 days of faults in every state, checked against the world's ground truth") {

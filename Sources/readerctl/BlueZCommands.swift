@@ -1,7 +1,6 @@
 import Foundation
 import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// The `--bluez` forms of `discover`, `connect` and `reconnect`: the same commands on real Bluetooth
 /// LE readers through BlueZ (`bluetoothd`) on the D-Bus system bus, with the simulated forms' output
@@ -241,7 +240,7 @@ enum BlueZCommands {
 
   /// Keeps the latest list and prints one line per update (nothing with `--json`).
   nonisolated final class ScanListener: DiscoveryDelegate {
-    private let received = Mutex<[Reader]>([])
+    private let received = Locked<[Reader]>([])
     private let session: BlueZSession
 
     init(session: BlueZSession) { self.session = session }
@@ -261,7 +260,7 @@ enum BlueZCommands {
 final class Replay: Sendable {
   let header: TransportRecordHeader
   let records: [TransportRecord]
-  let session = Mutex<BlueZSession?>(nil)
+  let session = Locked<BlueZSession?>(nil)
 
   init(header: TransportRecordHeader, records: [TransportRecord]) {
     self.header = header
@@ -272,18 +271,18 @@ final class Replay: Sendable {
 /// The store of a replayed run: it holds what the recorded run's store held when it started (the
 /// header's notes), and keeps what the replay saves in memory, never on disk.
 final class ReplayedStore: ReaderStore {
-  private let stored: Mutex<Result<SavedReader?, ReaderError>>
+  private let stored: Locked<Result<SavedReader?, ReaderError>>
 
   init(notes: [String: String]) {
     if let code = notes["storeError"].flatMap(ReaderError.Code.init(name:)) {
-      stored = Mutex(.failure(ReaderError(code, notes["storeErrorMessage"] ?? "")))
+      stored = Locked(.failure(ReaderError(code, notes["storeErrorMessage"] ?? "")))
     } else {
       // A recording is any file: its saved reader is one flat object, refused deeper before decoding.
       let saved = notes["savedReader"].flatMap { text in
         JSONNesting.offsetOfExcessiveNesting(in: text.utf8, limit: 8) == nil
           ? try? JSONDecoder().decode(SavedReader.self, from: Data(text.utf8)) : nil
       }
-      stored = Mutex(.success(saved))
+      stored = Locked(.success(saved))
     }
   }
 

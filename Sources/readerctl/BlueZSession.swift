@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 #if canImport(BlueZ)
   import BlueZ
@@ -28,7 +28,7 @@ final class BlueZSession: ReaderSession {
   private let replay: ReplayingTransport?
   private let inbox: Inbox?
   private let wallStart = ContinuousClock.now
-  private let printing = Mutex<[ObjectIdentifier: UInt64]>([:])
+  private let printing = Locked<[ObjectIdentifier: UInt64]>([:])
 
   var simulated: Bool { false }
   var now: Duration { clock.elapsed - origin }
@@ -150,7 +150,7 @@ final class BlueZSession: ReaderSession {
 /// A recording being written: one line per record, appended as they come.
 final class RecordFile: Sendable {
   private let handle: FileHandle
-  private let failed = Mutex(false)
+  private let failed = Locked(false)
 
   /// Creates (or empties) the file at `path`.
   /// - Throws: `storeUnavailable` naming the path when it cannot be created.

@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// `readerctl update --bluez`: checks a real reader against an update manifest and installs what applies,
 /// as the simulated form does, over BlueZ and the reader's MCUmgr SMP service.
@@ -300,7 +300,7 @@ enum BlueZUpdateCommand {
 private nonisolated final class InstallDelegate: MobileReaderDelegate {
   let installs: InstallProgressView
   private let say: @Sendable (String) -> Void
-  private let failure = Mutex<ReaderError?>(nil)
+  private let failure = Locked<ReaderError?>(nil)
 
   init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
     self.installs = installs

@@ -1,7 +1,7 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// `readerctl demo`: a narrated run of a reader's life on the built-in simulator.
 enum DemoCommand {
@@ -443,7 +443,7 @@ private nonisolated final class DemoReaderDelegate: MobileReaderDelegate {
   private let narrate: @Sendable (String) -> Void
   /// Shows the installs.
   let installs: InstallProgressView
-  private let counts = Mutex(Counts())
+  private let counts = Locked(Counts())
 
   init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
     self.installs = installs

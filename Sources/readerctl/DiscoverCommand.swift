@@ -1,5 +1,5 @@
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// `readerctl discover`: scans the simulated world and shows what it finds.
 enum DiscoverCommand {
@@ -163,7 +163,7 @@ enum DiscoverCommand {
 /// one line per update elsewhere.
 nonisolated final class DiscoveryListener: DiscoveryDelegate {
   /// The latest list and how many lists came (not every list: a scan until Ctrl-C may run for days).
-  private let received = Mutex<(latest: [Reader], count: Int)>(([], 0))
+  private let received = Locked<(latest: [Reader], count: Int)>(([], 0))
   private let session: SimulationSession
   private let quiet: Bool
 

@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// The scheduler BlueZ runs on in a live session: the session's clock, except that BlueZ's work that
 /// does not answer a terminal's command — each D-Bus message and reply its thread hands over, each of
@@ -16,7 +16,7 @@ final class Inbox: Scheduler, Sendable {
     var settled: Duration = .zero
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(clock: VirtualClock) { self.clock = clock }
 

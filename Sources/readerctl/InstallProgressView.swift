@@ -1,5 +1,5 @@
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// Shows a reader's software update installs as they happen, from the update delegate calls.
 ///
@@ -22,7 +22,7 @@ final class InstallProgressView: Sendable {
   static let installPace = 8.0
 
   private let session: any ReaderSession
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// A view on `session`'s screen.
   init(session: any ReaderSession) { self.session = session }

@@ -1,4 +1,5 @@
 import Dispatch
+import ReaderCore
 import ReaderKit
 import Synchronization
 
@@ -14,7 +15,7 @@ import Synchronization
 /// second SIGINT ends the process with status 130 whatever it is doing.
 enum Interrupt {
   private static let flag = Atomic<Bool>(false)
-  private static let source = Mutex<(any DispatchSourceSignal)?>(nil)
+  private static let source = Locked<(any DispatchSourceSignal)?>(nil)
 
   /// Cancelled by the first Ctrl-C: give it to every blocking catalog call.
   static let cancellation = CatalogCancellation()

@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// `readerctl connect` and `readerctl reconnect`: the two halves of reconnect-at-launch, each in its
 /// own process. `connect` saves the reader it connects to in the store; a later `reconnect` (a new
@@ -231,7 +231,7 @@ nonisolated final class QuietReaderDelegate: MobileReaderDelegate {}
 
 /// A discovery delegate that keeps the latest list, quietly.
 nonisolated final class LatestReaders: DiscoveryDelegate {
-  private let received = Mutex<[Reader]>([])
+  private let received = Locked<[Reader]>([])
 
   /// The latest list.
   var latest: [Reader] { received.withLock { $0 } }

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import ReaderCore
 
 #if canImport(Glibc)
   import Glibc
@@ -40,7 +40,7 @@ final class LiveRegion: Sendable {
   }
 
   private let console: Console
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(console: Console) { self.console = console }
 

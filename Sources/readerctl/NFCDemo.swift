@@ -1,7 +1,7 @@
 import NFCKit
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// The NFC story of `readerctl demo`: reader sessions on a simulated NFC device, on the demo's virtual
 /// clock (after the Bluetooth story, or alone with `readerctl demo nfc`).
@@ -159,7 +159,7 @@ final class NFCDemo: Sendable {
       "The courier scans a whole round of parcels in continuous mode. The system ends every session "
         + "\(DiscoverCommand.timeoutText(limit.inSeconds)) after its begin() (its rule: no session API sets it), so the "
         + "read loop begins a new session each time one times out.")
-    let reads = Mutex(0)
+    let reads = Locked(0)
     let finished = Outcome<NFCReadLoop.Outcome>()
     let loop = NFCReadLoop(
       system: nfc.system, continuous: true, alertMessage: "Scan the next parcel.",
@@ -326,7 +326,7 @@ private final class LabelChecker: NFCNDEFReaderSessionTagDelegate, Sendable {
 
   let nfc: NFCSimulation
   let ended = Outcome<NFCReaderError>()
-  private let failures = Mutex(0)
+  private let failures = Locked(0)
 
   init(nfc: NFCSimulation) { self.nfc = nfc }
 

@@ -3,7 +3,6 @@ import Foundation
 import NFCKit
 import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// An NFC reader system that is not the simulator: a real PC/SC reader in real time, or a recording of
 /// one played back on a virtual clock. What a command shows of it is what it shows of the simulator:
@@ -25,7 +24,7 @@ final class NFCDeviceRun: Sendable {
   /// The scheduler's time when the command started.
   let origin: Duration
   private let voice: NFCSimulation.Voice
-  private let log = Mutex<[NFCReaderEvent]>([])
+  private let log = Locked<[NFCReaderEvent]>([])
   private let signal = DispatchSemaphore(value: 0)
 
   /// A run whose times count from `origin` on the system's scheduler (now, by default).

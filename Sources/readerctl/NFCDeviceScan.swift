@@ -17,7 +17,7 @@ enum NFCDeviceScan {
   static func run(
     _ device: NFCDeviceRun, continuous: Bool, stopAt: Duration?, onStop: @escaping @Sendable () -> Void
   ) -> Int32 {
-    let failures = Mutex<[NFCReaderError]>([])
+    let failures = Locked<[NFCReaderError]>([])
     device.system.addEventObserver { event in
       if case .didFailToReadNDEF(let error) = event.kind {
         device.console.error("readerctl: \(NFCNarration.failure(error))\n")

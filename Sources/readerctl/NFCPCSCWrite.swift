@@ -1,7 +1,6 @@
 import NFCKit
 import ReaderCore
 import ReaderKit
-import Synchronization
 
 /// `readerctl nfc write --pcsc`: a message built as `readerctl ndef encode` builds it, written to the
 /// first tag presented to a PC/SC reader through a read-write session and read back, with the simulated
@@ -116,7 +115,7 @@ enum NFCPCSCWrite {
     let message: NDEFMessage
     let device: NFCDeviceRun
     let ended = Outcome<NFCReaderError>()
-    private let state = Mutex(Result())
+    private let state = Locked(Result())
 
     init(message: NDEFMessage, device: NFCDeviceRun) {
       self.message = message

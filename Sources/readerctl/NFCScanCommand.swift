@@ -1,7 +1,7 @@
 import NFCKit
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// `readerctl nfc scan`: tag files brought one after another to the simulated NFC device, read through
 /// a reader session (or, `--continuous`, through the read loop's sessions).
@@ -81,7 +81,7 @@ enum NFCScanCommand {
     let continuous: Bool
     /// When the last tag has left (the start, without tags): from then on nothing more comes.
     let quietFrom: Duration
-    private let record = Mutex(Record())
+    private let record = Locked(Record())
 
     init(nfc: NFCSimulation, tags: [SimulatedNFCTag], continuous: Bool) {
       self.nfc = nfc

@@ -1,7 +1,7 @@
 import NFCKit
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// The simulated NFC device a command runs against, and what the command shows of it.
 ///
@@ -25,7 +25,7 @@ final class NFCSimulation: Sendable {
   /// The radio's timings, for holding tags near it long enough to be read.
   let timing: SimulatedNFCRadio.Timing
   private let voice: Voice
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   private struct State {
     var events: [NFCReaderEvent] = []

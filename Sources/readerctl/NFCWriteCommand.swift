@@ -1,7 +1,7 @@
 import NFCKit
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// `readerctl nfc write`: a message built as `readerctl ndef encode` builds it, written to a blank
 /// simulated tag through a read-write session and read back.
@@ -112,7 +112,7 @@ enum NFCWriteCommand {
     let message: NDEFMessage
     let nfc: NFCSimulation
     let ended = Outcome<NFCReaderError>()
-    private let state = Mutex(Result())
+    private let state = Locked(Result())
 
     init(message: NDEFMessage, nfc: NFCSimulation) {
       self.message = message

@@ -1,7 +1,7 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// The simulated world a command runs in, and the loop that drives its virtual clock.
 ///
@@ -26,7 +26,7 @@ final class SimulationSession: Sendable {
   private let origin: Duration
   private let wallStart = ContinuousClock.now
   /// The event observers that print each terminal's events with `--json`.
-  private let printing = Mutex<[ObjectIdentifier: UInt64]>([:])
+  private let printing = Locked<[ObjectIdentifier: UInt64]>([:])
   /// The granularity of paced runs.
   private let step = Duration.milliseconds(50)
 
@@ -174,7 +174,7 @@ final class SimulationSession: Sendable {
 /// A value set from inside callbacks (which run on the thread that drives the clock) and read by
 /// the command's loop.
 final class Outcome<Value: Sendable>: Sendable {
-  private let storage = Mutex<Value?>(nil)
+  private let storage = Locked<Value?>(nil)
 
   init() {}
 

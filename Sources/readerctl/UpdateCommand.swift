@@ -1,7 +1,7 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 
 /// `readerctl update`: checks a simulated reader against an update manifest, and installs what applies.
 enum UpdateCommand {
@@ -382,7 +382,7 @@ private struct UpdateCheck {
 private nonisolated final class InstallingDelegate: MobileReaderDelegate {
   let installs: InstallProgressView
   private let say: @Sendable (String) -> Void
-  private let failure = Mutex<ReaderError?>(nil)
+  private let failure = Locked<ReaderError?>(nil)
 
   init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
     self.installs = installs

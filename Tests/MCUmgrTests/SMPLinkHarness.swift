@@ -1,7 +1,6 @@
 import Foundation
 import MCUmgr
 import ReaderCore
-import Synchronization
 import Testing
 
 /// An `SMPReaderLink` over a `FakeSMPCentral` with one `FakeSMPDevice`, on a `VirtualClock`, and a log
@@ -18,8 +17,8 @@ final class SMPLinkHarness: Sendable {
   let device: FakeSMPDevice
   let link: SMPReaderLink
   private final class Record: Sendable {
-    let heard = Mutex<[(time: Duration, what: Heard)]>([])
-    let notes = Mutex<[String]>([])
+    let heard = Locked<[(time: Duration, what: Heard)]>([])
+    let notes = Locked<[String]>([])
   }
 
   private let record = Record()

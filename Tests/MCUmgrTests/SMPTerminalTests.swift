@@ -2,7 +2,6 @@ import Foundation
 import MCUmgr
 import ReaderCore
 import ReaderKit
-import Synchronization
 import Testing
 
 /// A `MobileReaderDelegate` and `DiscoveryDelegate` that writes down what the terminal says.
@@ -17,7 +16,7 @@ nonisolated final class SMPTerminalRecorder: MobileReaderDelegate, DiscoveryDele
     case available(String)
   }
 
-  private let state = Mutex<(calls: [Call], discovered: [Reader], cancelables: [Cancelable])>(([], [], []))
+  private let state = Locked<(calls: [Call], discovered: [Reader], cancelables: [Cancelable])>(([], [], []))
   var calls: [Call] { state.withLock { $0.calls } }
   var discovered: [Reader] { state.withLock { $0.discovered } }
   var installCancelable: Cancelable? { state.withLock { $0.cancelables.last } }
@@ -51,7 +50,7 @@ nonisolated final class SMPTerminalRecorder: MobileReaderDelegate, DiscoveryDele
 
 /// A value set once from a completion, read by the test.
 final class Box<Value: Sendable>: Sendable {
-  private let stored = Mutex<Value?>(nil)
+  private let stored = Locked<Value?>(nil)
   var value: Value? { stored.withLock { $0 } }
   func set(_ value: Value) { stored.withLock { $0 = value } }
 }

@@ -3,7 +3,6 @@ import Foundation
 import NFCKit
 import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// A read-write session's tags on the simulated radio: connect, query, read, write, lock, and every
@@ -250,7 +249,7 @@ import Testing
     let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])
     guard let tag = delegate.lastTag else { return }
     _ = Self.connect(h, session, tag)
-    let order = Mutex<[String]>([])
+    let order = Locked<[String]>([])
     let observer = h.system.addEventObserver { event in
       if case .didInvalidate = event.kind { order.withLock { $0.append("didInvalidate") } }
     }

@@ -1,7 +1,6 @@
 import NFCKit
 import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// Random worlds: sessions of every kind begun, invalidated and re-labelled at random times, tags and
@@ -59,8 +58,8 @@ private final class World: Sendable {
   let radio: SimulatedNFCRadio
   let checker: Checker
   let log = Box<String>()
-  private let random: Mutex<SeededRandom>
-  private let delegates = Mutex<[UInt64: AnyObject]>([:])
+  private let random: Locked<SeededRandom>
+  private let delegates = Locked<[UInt64: AnyObject]>([:])
 
   init(seed: UInt64) {
     self.seed = seed
@@ -71,7 +70,7 @@ private final class World: Sendable {
     (system, radio) = NFCReaderSystem.simulated(seed: seed, policy: policy)
     for tag in Self.tags { radio.add(tag) }
     checker = Checker(radio: radio, policy: policy)
-    self.random = Mutex(random)
+    self.random = Locked(random)
     system.addEventObserver { [checker, log] event in
       checker.check(event)
       log.put("\(event.time) #\(event.session) \(event.name) \(event.error.map { "\($0.code)" } ?? "")")
@@ -148,7 +147,7 @@ private protocol CallLog: Sendable {
 }
 
 private final class Recorder: NFCNDEFReaderSessionDelegate, CallLog {
-  private let log = Mutex<[String]>([])
+  private let log = Locked<[String]>([])
   var calls: [String] { log.withLock { $0 } }
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
     log.withLock { $0.append("didInvalidate") }
@@ -163,7 +162,7 @@ private final class Recorder: NFCNDEFReaderSessionDelegate, CallLog {
 }
 
 private final class TagRecorder: NFCNDEFReaderSessionTagDelegate, CallLog {
-  private let log = Mutex<[String]>([])
+  private let log = Locked<[String]>([])
   private let plan: Plan
   private let checker: Checker
   var calls: [String] { log.withLock { $0 } }

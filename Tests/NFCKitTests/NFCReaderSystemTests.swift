@@ -125,7 +125,7 @@ import Testing
     let perThread = 40
     let delegate = ReadDelegate()
     delegate.onActive.withLock { $0 = { $0.invalidate() } }
-    let active = Mutex<(current: UInt64?, overlaps: Int, order: [UInt64], queued: [UInt64], first: [UInt64])>(
+    let active = Locked<(current: UInt64?, overlaps: Int, order: [UInt64], queued: [UInt64], first: [UInt64])>(
       (nil, 0, [], [], []))
     h.system.addEventObserver { event in
       active.withLock { state in
@@ -143,7 +143,7 @@ import Testing
         }
       }
     }
-    let byThread = Mutex<[[UInt64]]>(Array(repeating: [], count: threads))
+    let byThread = Locked<[[UInt64]]>(Array(repeating: [], count: threads))
     let started = Atomic<Int>(0)
     let driver = Thread {
       while started.load(ordering: .acquiring) < threads * perThread || h.system.runningSession != nil {
@@ -187,7 +187,7 @@ extension NFCReaderSystemTests {
     let h = NFCHarness(timeout: nil, timing: .instant)
     let delegate = ReadDelegate()
     delegate.onActive.withLock { $0 = { $0.invalidate() } }
-    let log = Mutex<(active: UInt64?, overlaps: Int, activated: [UInt64], queued: [UInt64])>((nil, 0, [], []))
+    let log = Locked<(active: UInt64?, overlaps: Int, activated: [UInt64], queued: [UInt64])>((nil, 0, [], []))
     h.system.addEventObserver { event in
       log.withLock { state in
         switch event.kind {

@@ -27,12 +27,12 @@ enum DelegateCall: Equatable, CustomStringConvertible {
 /// Records every delegate call of a read-only session, with the queue it arrived on; runs the
 /// reactions a test installs.
 final class ReadDelegate: NFCNDEFReaderSessionDelegate, Sendable {
-  let calls = Mutex<[DelegateCall]>([])
-  let errors = Mutex<[NFCReaderError]>([])
+  let calls = Locked<[DelegateCall]>([])
+  let errors = Locked<[NFCReaderError]>([])
   let wrongQueue = Atomic<Int>(0)
-  let expectedQueue = Mutex<DispatchQueue?>(nil)
-  let onActive = Mutex<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
-  let onMessages = Mutex<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
+  let expectedQueue = Locked<DispatchQueue?>(nil)
+  let onActive = Locked<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
+  let onMessages = Locked<(@Sendable (NFCNDEFReaderSession) -> Void)?>(nil)
 
   var recorded: [DelegateCall] { calls.withLock { $0 } }
 
@@ -73,10 +73,10 @@ final class ReadDelegate: NFCNDEFReaderSessionDelegate, Sendable {
 
 /// Records a read-write session's calls and keeps the tags it was given.
 final class TagDelegate: NFCNDEFReaderSessionTagDelegate, Sendable {
-  let calls = Mutex<[DelegateCall]>([])
-  let tags = Mutex<[NFCNDEFTag]>([])
-  let errors = Mutex<[NFCReaderError]>([])
-  let onTags = Mutex<(@Sendable (NFCNDEFReaderSession, [NFCNDEFTag]) -> Void)?>(nil)
+  let calls = Locked<[DelegateCall]>([])
+  let tags = Locked<[NFCNDEFTag]>([])
+  let errors = Locked<[NFCReaderError]>([])
+  let onTags = Locked<(@Sendable (NFCNDEFReaderSession, [NFCNDEFTag]) -> Void)?>(nil)
 
   var recorded: [DelegateCall] { calls.withLock { $0 } }
   var lastTag: NFCNDEFTag? { tags.withLock { $0.last } }
@@ -124,7 +124,7 @@ func readerError(_ error: (any Error)?, sourceLocation: SourceLocation = #_sourc
 
 /// Collects what a completion handler reports, from any thread.
 final class Box<T: Sendable>: Sendable {
-  private let values = Mutex<[T]>([])
+  private let values = Locked<[T]>([])
   func put(_ value: T) { values.withLock { $0.append(value) } }
   var all: [T] { values.withLock { $0 } }
   var last: T? { all.last }

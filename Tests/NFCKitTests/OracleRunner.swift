@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 import Testing
 
 #if canImport(Glibc)
@@ -140,7 +140,7 @@ enum OracleRunner {
   /// Whether the child finished before the watchdog fired.
   private final class Watchdog: Sendable {
     private enum State { case running, finished, timedOut }
-    private let state = Mutex(State.running)
+    private let state = Locked(State.running)
 
     /// Marks the child finished; returns whether the watchdog had already fired.
     func markFinished() -> Bool {

@@ -1,7 +1,6 @@
 import Foundation
 import PCSCKit
 import ReaderCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -34,12 +33,12 @@ public final class VirtualCards: Sendable {
     var buffer = Data()
   }
 
-  private let channel: Mutex<Channel>
+  private let channel: Locked<Channel>
   private let process: Process
 
   private init(process: Process, input: FileHandle, output: FileHandle) {
     self.process = process
-    channel = Mutex(Channel(input: input, output: output))
+    channel = Locked(Channel(input: input, output: output))
   }
 
   /// The cards' process, started on first use.

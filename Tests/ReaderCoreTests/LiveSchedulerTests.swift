@@ -1,12 +1,11 @@
 import Dispatch
-import Synchronization
 import Testing
 
 @testable import ReaderCore
 
 /// Collects the order work ran in and resumes a waiter once `expected` items have run.
 private final class RunLog: Sendable {
-  private let state = Mutex<(order: [Int], waiter: CheckedContinuation<[Int], Never>?)>(([], nil))
+  private let state = Locked<(order: [Int], waiter: CheckedContinuation<[Int], Never>?)>(([], nil))
   let expected: Int
 
   init(expected: Int) { self.expected = expected }
@@ -82,7 +81,7 @@ private final class RunLog: Sendable {
 @Suite struct SchedulerConfinementTests {
   @Test func aVirtualClockIsCurrentOnlyWhileItRunsWork() {
     let clock = VirtualClock()
-    let inside = Mutex<[Bool]>([])
+    let inside = Locked<[Bool]>([])
     clock.execute { inside.withLock { $0.append(clock.isCurrent) } }
     #expect(!clock.isCurrent)
     clock.runUntilIdle()
@@ -92,7 +91,7 @@ private final class RunLog: Sendable {
 
   @Test func aVirtualClockDeliversBlockingWorkAtTheSameInstantAfterWorkAlreadyDue() {
     let clock = VirtualClock()
-    let order = Mutex<[String]>([])
+    let order = Locked<[String]>([])
     clock.schedule(after: .seconds(1)) {
       clock.execute { order.withLock { $0.append("due first") } }
       clock.performBlocking({ "blocking result" }) { result in

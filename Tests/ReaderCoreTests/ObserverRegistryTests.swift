@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ReaderCore
 
 /// What observers heard, in order.
 private final class Heard: Sendable {
-  private let values = Mutex<[String]>([])
+  private let values = Locked<[String]>([])
   func append(_ value: String) { values.withLock { $0.append(value) } }
   var all: [String] { values.withLock { $0 } }
 }
@@ -29,7 +28,7 @@ private final class Heard: Sendable {
   @Test func anObserverMayRemoveItselfWhileBeingCalled() {
     let registry = ObserverRegistry<Int>()
     let heard = Heard()
-    let token = Mutex<UInt64?>(nil)
+    let token = Locked<UInt64?>(nil)
     let own = registry.add { value in
       heard.append("once\(value)")
       if let mine = token.withLock({ $0 }) { registry.remove(mine) }

@@ -1,12 +1,11 @@
 import Dispatch
-import Synchronization
 import Testing
 
 @testable import ReaderCore
 
 /// A thread-safe list that scheduled work appends to.
 final class Recorder<Value: Sendable>: Sendable {
-  private let storage = Mutex<[Value]>([])
+  private let storage = Locked<[Value]>([])
 
   func append(_ value: Value) { storage.withLock { $0.append(value) } }
   var values: [Value] { storage.withLock { $0 } }
@@ -146,7 +145,7 @@ func waitForPendingWork(
   @Test func workCanCancelLaterWorkDueAtTheSameInstant() {
     let clock = VirtualClock()
     let log = Recorder<String>()
-    let victim = Mutex<ScheduledWork?>(nil)
+    let victim = Locked<ScheduledWork?>(nil)
     clock.schedule(after: .seconds(1)) {
       log.append("a")
       if let work = victim.withLock({ $0 }) { clock.cancel(work) }

@@ -1,11 +1,11 @@
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// An ordered record of who finished when, across completions.
 private final class Timeline: Sendable {
-  private let entries = Mutex<[String]>([])
+  private let entries = Locked<[String]>([])
   func note(_ entry: String) { entries.withLock { $0.append(entry) } }
   var all: [String] { entries.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 @testable import ReaderKit
@@ -27,7 +26,7 @@ import Testing
 
     /// The serial numbers a scan of `simulated` readers lists after five seconds.
     func scan(simulated isSimulated: Bool) throws -> [String] {
-      let seen = Mutex<[String]>([])
+      let seen = Locked<[String]>([])
       let delegate = Listener { readers in seen.withLock { $0 = readers.map(\.serialNumber) } }
       let configuration = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(isSimulated).setTimeout(5)
         .build()
@@ -54,7 +53,7 @@ import Testing
     let setup = Setup()
     _ = try setup.scan(simulated: false)
     let configuration = try BluetoothScanDiscoveryConfiguration.Builder().setSimulated(false).build()
-    let found = Mutex<Reader?>(nil)
+    let found = Locked<Reader?>(nil)
     let cancel = setup.terminal.discoverReaders(
       configuration,
       delegate: Listener { readers in
@@ -63,7 +62,7 @@ import Testing
     ) { _ in }
     setup.clock.advance(by: .seconds(2))
     let reader = try #require(found.withLock { $0 })
-    let result = Mutex<Result<Reader, ReaderError>?>(nil)
+    let result = Locked<Result<Reader, ReaderError>?>(nil)
     setup.terminal.connectReader(
       reader,
       connectionConfig: try BluetoothConnectionConfiguration.Builder(delegate: Nobody(), locationId: "tml").build()

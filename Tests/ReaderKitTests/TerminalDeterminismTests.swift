@@ -1,11 +1,11 @@
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// Connects to the nearest reader a scan lists, and scans again a minute after every final disconnect.
 private nonisolated final class NearestConnector: DiscoveryDelegate {
-  private let claimed = Mutex(false)
+  private let claimed = Locked(false)
   private let terminal: Terminal
   private let clock: VirtualClock
   private let scanConfiguration: BluetoothScanDiscoveryConfiguration

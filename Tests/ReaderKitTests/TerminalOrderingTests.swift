@@ -291,8 +291,8 @@ private nonisolated final class ListDelegate: DiscoveryDelegate {
 
 /// Records `connectionStatus` as each final call of a failed reconnection sees it.
 private nonisolated final class StatusSampler: MobileReaderDelegate {
-  let terminal = Mutex<Terminal?>(nil)
-  let samples = Mutex<[String]>([])
+  let terminal = Locked<Terminal?>(nil)
+  let samples = Locked<[String]>([])
 
   private func sample(_ call: String) {
     let status = terminal.withLock { $0?.connectionStatus }

@@ -1,5 +1,5 @@
+import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 @testable import ReaderKit
@@ -23,7 +23,7 @@ private final class Merchant: Sendable {
   let clock: VirtualClock
   let target: String
   let delegate = ReaderRecorder()
-  private let state: Mutex<State>
+  private let state: Locked<State>
   /// The configurations the merchant uses, built before the run so that a configuration the library
   /// refuses fails the test instead of trapping inside a callback.
   private let seekScan: BluetoothScanDiscoveryConfiguration
@@ -42,7 +42,7 @@ private final class Merchant: Sendable {
     reconnecting = try soak.setAutoReconnectOnUnexpectedDisconnect(true).build()
     notReconnecting = try soak.setAutoReconnectOnUnexpectedDisconnect(false).build()
     elsewhere = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_other").build()
-    self.state = Mutex(State(random: SeededRandom(seed: seed ^ 0x3E4C_4A47)))
+    self.state = Locked(State(random: SeededRandom(seed: seed ^ 0x3E4C_4A47)))
     terminal.addEventObserver { [self] event in observe(event) }
     delegate.onStartReconnect { [self] cancelable in
       // One reconnection in eight is cancelled by the merchant, at a random point.
@@ -165,7 +165,7 @@ private final class Merchant: Sendable {
 
   /// Connects to the target the first time it is listed.
   private nonisolated final class Finder: DiscoveryDelegate {
-    private let found = Mutex(false)
+    private let found = Locked(false)
     private let onFound: @Sendable (Reader) -> Void
     private let target: String
 

@@ -1,6 +1,6 @@
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 import Testing
 
 // Shared scaffolding for the scenario tests: a terminal on a `VirtualClock` over a small, fixed
@@ -40,7 +40,7 @@ extension Cancelable {
 
 /// Collects the values handed to a completion, from any thread.
 final class Outcome<Value: Sendable>: Sendable {
-  private let values = Mutex<[Value]>([])
+  private let values = Locked<[Value]>([])
 
   init() {}
 
@@ -59,7 +59,7 @@ final class Outcome<Value: Sendable>: Sendable {
 
 /// A `DiscoveryDelegate` that keeps every list it is given.
 nonisolated final class DiscoveryRecorder: DiscoveryDelegate {
-  private let lists = Mutex<[(time: Duration, readers: [Reader])]>([])
+  private let lists = Locked<[(time: Duration, readers: [Reader])]>([])
   private let clock: VirtualClock
 
   init(clock: VirtualClock) { self.clock = clock }
@@ -107,7 +107,7 @@ nonisolated final class ReaderRecorder: MobileReaderDelegate {
     var onSucceedReconnect: (@Sendable () -> Void)?
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init() {}
 
@@ -164,8 +164,8 @@ nonisolated final class ReaderRecorder: MobileReaderDelegate {
 
 /// Every event of one terminal, in order, as values and as a deterministic text rendering.
 final class EventLog: Sendable {
-  private let events = Mutex<[TerminalEvent]>([])
-  private let statuses = Mutex<[(ConnectionStatus, ConnectionStatus)]>([])
+  private let events = Locked<[TerminalEvent]>([])
+  private let statuses = Locked<[(ConnectionStatus, ConnectionStatus)]>([])
 
   /// Starts recording `terminal`'s events. Also samples `connectionStatus` at each status event, so
   /// tests can check that what the property says matches what the stream said.

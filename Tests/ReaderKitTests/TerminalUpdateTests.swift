@@ -1,7 +1,7 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 import Testing
 
 // Software updates end to end on the virtual clock: the terminal, the simulated readers, a catalog.
@@ -26,8 +26,8 @@ nonisolated final class UpdateRecorder: MobileReaderDelegate {
     var onProgress: (@Sendable (Float) -> Void)?
   }
 
-  private let state = Mutex(State())
-  private let terminal: Mutex<Terminal?> = Mutex(nil)
+  private let state = Locked(State())
+  private let terminal: Locked<Terminal?> = Locked(nil)
 
   init() {}
 

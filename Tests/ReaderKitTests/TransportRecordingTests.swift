@@ -1,13 +1,13 @@
 import Foundation
+import ReaderCore
 import ReaderKit
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// Connects to the nearest reader a scan lists, and scans again a minute after every final disconnect
 /// or failed connect: an app whose every action follows from what the terminal reports.
 private nonisolated final class Connector: DiscoveryDelegate {
-  private let claimed = Mutex(false)
+  private let claimed = Locked(false)
   private let terminal: Terminal
   private let clock: VirtualClock
   private let scanConfiguration: BluetoothScanDiscoveryConfiguration
@@ -159,7 +159,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
     clock.advance(to: .seconds(3600))
     let world = SimulatedBluetoothCentral(clock: clock, seed: seed)
     for reader in SimulatedFleet.readers(count: 4, seed: seed) { world.add(reader) }
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
     let recorder = RecordingTransport(
       central: world, link: world, scheduler: clock, origin: clock.elapsed,
       write: { line in

@@ -1,6 +1,5 @@
 import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// A world with a recorder installed as its host.
@@ -33,7 +32,7 @@ private enum Heard: Equatable {
 }
 
 private final class Recorder: Sendable {
-  private let events = Mutex<[Heard]>([])
+  private let events = Locked<[Heard]>([])
   func append(_ event: Heard) { events.withLock { $0.append(event) } }
   var heard: [Heard] { events.withLock { $0 } }
   /// The radio's events.

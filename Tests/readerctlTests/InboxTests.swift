@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 import Testing
 
 import ReaderKit
@@ -13,7 +13,7 @@ struct InboxTests {
   final class ScriptedRadio: BluetoothCentral, ReaderLink, Sendable {
     let scheduler: any Scheduler
     let times: [Duration]
-    private let handler = Mutex<(@Sendable (BluetoothEvent) -> Void)?>(nil)
+    private let handler = Locked<(@Sendable (BluetoothEvent) -> Void)?>(nil)
 
     init(scheduler: any Scheduler, hearsAfter times: [Duration]) {
       self.scheduler = scheduler
@@ -52,7 +52,7 @@ struct InboxTests {
     let scan = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(.seconds(30)).build()
     let discovery = terminal.discoverReaders(scan, delegate: listener) { _ in }
     run({ !listener.latest.isEmpty }, .seconds(31))
-    let stopped = Mutex(false)
+    let stopped = Locked(false)
     discovery.cancel { _ in stopped.withLock { $0 = true } }
     run({ stopped.withLock { $0 } }, .seconds(10))
     return listener.latest
@@ -65,14 +65,14 @@ struct InboxTests {
     let clock = VirtualClock()
     let inbox = Inbox(clock: clock)
     let radio = ScriptedRadio(scheduler: inbox, hearsAfter: [.milliseconds(200), .milliseconds(500)])
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
     let recorder = RecordingTransport(
       central: radio, link: radio, scheduler: clock, origin: .zero,
       write: { line in lines.withLock { $0.append(line) } })
     let header = TransportRecord.header(
       TransportRecordHeader(
         startedAt: Terminal.simulationEpoch, arguments: ["discover", "--bluez"], isPoweredOn: true, notes: [:]))
-    let wall = Mutex(Duration.milliseconds(600))
+    let wall = Locked(Duration.milliseconds(600))
     let live = try Self.scanUntilSeen(
       Terminal(central: recorder, readerLink: recorder, scheduler: clock, store: InMemoryReaderStore())
     ) { condition, limit in
@@ -100,10 +100,10 @@ struct InboxTests {
     // wall clock is held at the end, where BlueZ's work that came due with the timer must not land.
     let clock = VirtualClock()
     let inbox = Inbox(clock: clock)
-    let log = Mutex<[String]>([])
+    let log = Locked<[String]>([])
     clock.schedule(after: .milliseconds(500)) { log.withLock { $0.append("timer at \(clock.elapsed)") } }
     inbox.schedule(after: .milliseconds(500)) { log.withLock { $0.append("inbox at \(clock.elapsed)") } }
-    let wall = Mutex(Duration.milliseconds(600))
+    let wall = Locked(Duration.milliseconds(600))
     let drive = { (condition: () -> Bool, end: Duration) in
       inbox.drive(
         until: condition, end: end, stop: { false }, wall: { wall.withLock { $0 } },

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 import Testing
 
 #if canImport(Glibc)
@@ -106,7 +106,7 @@ struct ReaderctlProcess {
       throw Failure(description: "cannot start \(executable.path): \(error)")
     }
     let pid = process.processIdentifier
-    let finished = Mutex(false)
+    let finished = Locked(false)
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
       if finished.withLock({ !$0 }) { kill(pid, SIGKILL) }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+internal import ReaderCore
 
 /// An NDEF message in Core NFC's face: Core NFC's `NFCNDEFMessage`, the type
 /// `readerSession(_:didDetectNDEFs:)` hands to the app and `NFCNDEFTag.readNDEF` returns.
@@ -21,11 +21,11 @@ import Synchronization
 ///
 /// Thread-safe. Two messages are equal when their records are.
 public final class NFCNDEFMessage: Sendable, Hashable, CustomStringConvertible {
-  private let storage: Mutex<[NFCNDEFPayload]>
+  private let storage: Locked<[NFCNDEFPayload]>
 
   /// Creates a message from its records; an empty array makes an empty message.
   public init(records: [NFCNDEFPayload]) {
-    storage = Mutex(records)
+    storage = Locked(records)
   }
 
   /// Decodes a message from the raw bytes of exactly one NDEF message; nil when they are not one

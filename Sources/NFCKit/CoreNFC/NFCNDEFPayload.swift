@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+internal import ReaderCore
 
 /// One record of an NDEF message in Core NFC's face: Core NFC's `NFCNDEFPayload`, with its
 /// initializers, its four changeable fields as `Data`, and its well-known Text and URI helpers.
@@ -29,7 +29,7 @@ public final class NFCNDEFPayload: Sendable, Hashable, CustomStringConvertible {
     var record: NDEFRecord?
   }
 
-  private let fields: Mutex<Fields>
+  private let fields: Locked<Fields>
 
   /// Creates a payload from its fields, as Core NFC's `init(format:type:identifier:payload:)`. Empty
   /// data means the field is absent. The payload is not chunked when written.
@@ -41,7 +41,7 @@ public final class NFCNDEFPayload: Sendable, Hashable, CustomStringConvertible {
   /// `init(format:type:identifier:payload:chunkSize:)`; 0 (or less) means no chunking. Reading joins
   /// the chunks again.
   public init(format: NFCTypeNameFormat, type: Data, identifier: Data, payload: Data, chunkSize: Int) {
-    fields = Mutex(
+    fields = Locked(
       Fields(
         typeNameFormat: format, type: type, identifier: identifier, payload: payload, chunkSize: max(0, chunkSize),
         record: nil))
@@ -49,7 +49,7 @@ public final class NFCNDEFPayload: Sendable, Hashable, CustomStringConvertible {
 
   /// The Core NFC face of an NFCKit record (a reserved TNF 7 record shows as `unknown`).
   public init(_ record: NDEFRecord) {
-    fields = Mutex(
+    fields = Locked(
       Fields(
         typeNameFormat: NFCTypeNameFormat(record.typeNameFormat), type: Data(record.type.storage),
         identifier: Data(record.identifier.storage), payload: Data(record.payload.storage), chunkSize: 0,

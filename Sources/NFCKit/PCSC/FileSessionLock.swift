@@ -1,4 +1,4 @@
-import Synchronization
+internal import ReaderCore
 
 #if canImport(Glibc)
   import Glibc
@@ -22,7 +22,7 @@ package final class FileSessionLock: NFCSessionLock, Sendable {
 
   /// The directory the tickets are in.
   package let directory: String
-  private let ticket = Mutex<Ticket?>(nil)
+  private let ticket = Locked<Ticket?>(nil)
 
   package init(directory: String) {
     self.directory = directory

@@ -1,6 +1,5 @@
 package import PCSCKit
 public import ReaderCore
-import Synchronization
 
 /// An `NFCRadio` over PC/SC: any contactless reader pcsc-lite drives (ACS ACR122U and ACR1252U, Identiv,
 /// HID Omnikey), reading and writing NFC Forum Type 4 and Type 2 tags with the same session code that
@@ -36,7 +35,7 @@ public final class PCSCNFCRadio: NFCRadio, Sendable {
   private let scheduler: any Scheduler
   private let service: any PCSCService
   private let lock: any NFCSessionLock
-  private let driver: Mutex<Driver>
+  private let driver: Locked<Driver>
 
   /// A radio over this host's pcsc-lite, following `configuration`; `nil` when the pcsc-lite library
   /// cannot be loaded (not installed, or not a 64-bit Linux host).
@@ -59,7 +58,7 @@ public final class PCSCNFCRadio: NFCRadio, Sendable {
     let settings = PCSCRadioStateMachine.Settings(
       reader: configuration.reader, commandTimeout: configuration.commandTimeout,
       busyTimeout: configuration.busyTimeout, refusesWhenBusy: configuration.whenBusy == .refuse)
-    driver = Mutex(Driver(machine: PCSCRadioStateMachine(settings: settings)))
+    driver = Locked(Driver(machine: PCSCRadioStateMachine(settings: settings)))
   }
 
   /// The PC/SC readers the configuration lets the radio use, with their states now (one round trip to

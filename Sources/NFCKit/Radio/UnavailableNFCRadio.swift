@@ -1,5 +1,4 @@
 public import ReaderCore
-import Synchronization
 
 /// A host without NFC: `isReadingAvailable` is `false`, and a session begun anyway ends with
 /// `readerErrorUnsupportedFeature`.
@@ -9,7 +8,7 @@ import Synchronization
 /// capability rather than a fake one.
 public final class UnavailableNFCRadio: NFCRadio, Sendable {
   private let scheduler: any Scheduler
-  private let handler = Mutex<(@Sendable (NFCRadioEvent) -> Void)?>(nil)
+  private let handler = Locked<(@Sendable (NFCRadioEvent) -> Void)?>(nil)
 
   /// Creates the radio; its (only) answers are delivered on `scheduler`.
   public init(scheduler: any Scheduler) {

@@ -1,4 +1,4 @@
-import Synchronization
+internal import ReaderCore
 
 /// Reads tags through as many sessions as it takes, following ``NFCReadLoopPolicy``: a timed-out
 /// session is followed by a new one, a busy system is retried once, a cancel stops quietly.
@@ -39,7 +39,7 @@ public final class NFCReadLoop: Sendable {
   private let alertMessage: String
   private let onMessages: @Sendable ([NDEFMessage]) -> Void
   private let completion: @Sendable (Outcome) -> Void
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// Creates a loop; nothing happens until `start()`.
   /// - Parameters:
@@ -56,7 +56,7 @@ public final class NFCReadLoop: Sendable {
     self.alertMessage = alertMessage
     self.onMessages = onMessages
     self.completion = completion
-    state = Mutex(State(policy: NFCReadLoopPolicy(continuous: continuous)))
+    state = Locked(State(policy: NFCReadLoopPolicy(continuous: continuous)))
   }
 
   /// How many sessions the loop has begun.

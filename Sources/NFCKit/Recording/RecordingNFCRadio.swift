@@ -1,5 +1,4 @@
 public import ReaderCore
-import Synchronization
 
 /// An `NFCRadio` that does what the radio it wraps does and writes every command and event, with its
 /// time, as a recording line (`NFCRadioRecord`): a run on real hardware that `ReplayingNFCRadio` can
@@ -18,7 +17,7 @@ public final class RecordingNFCRadio: NFCRadio, Sendable {
   public let radio: any NFCRadio
   private let scheduler: any Scheduler
   private let origin: Duration
-  private let write: Mutex<@Sendable (String) -> Void>
+  private let write: Locked<@Sendable (String) -> Void>
 
   /// Wraps `radio`; times count from `origin` on `scheduler`'s time line (now, by default).
   public init(
@@ -28,7 +27,7 @@ public final class RecordingNFCRadio: NFCRadio, Sendable {
     self.radio = radio
     self.scheduler = scheduler
     self.origin = origin ?? scheduler.elapsed
-    self.write = Mutex(write)
+    self.write = Locked(write)
     record(.policy(radio.policy))
   }
 

@@ -1,5 +1,4 @@
 public import ReaderCore
-import Synchronization
 
 /// An `NFCRadio` that plays a recording back on a `VirtualClock`: every recorded event at its recorded
 /// time, the recorded policy and `isReadingAvailable` answers.
@@ -46,7 +45,7 @@ public final class ReplayingNFCRadio: NFCRadio, Sendable {
   /// Each event with its time and how many commands the recording held before it.
   private let events: [(time: Duration, event: NFCRadioEvent, after: Int)]
   private let start: Duration
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// A radio playing `records` on `clock`, from the clock's time now.
   public init(records: [NFCRadioRecord], clock: VirtualClock) {
@@ -70,7 +69,7 @@ public final class ReplayingNFCRadio: NFCRadio, Sendable {
     self.notes = notes
     duration = records.map(\.time).max() ?? .zero
     start = clock.elapsed
-    state = Mutex(State(commands: commands, availability: availability))
+    state = Locked(State(commands: commands, availability: availability))
   }
 
   /// Where the replayed commands differed from the recorded ones, in order.

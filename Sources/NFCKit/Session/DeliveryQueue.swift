@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+internal import ReaderCore
 
 /// Where a session's delegate calls and completion handlers run: its dispatch queue.
 ///
@@ -18,10 +18,10 @@ import Synchronization
 struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
   /// The last token handed out; also serializes reading and setting a queue's token.
-  private static let tokens = Mutex<UInt64>(0)
+  private static let tokens = Locked<UInt64>(0)
 
   /// The queue, once made or given, and its token once anyone but the deliveries may run on it.
-  private let resolved: Mutex<(queue: DispatchQueue, token: UInt64?)?>
+  private let resolved: Locked<(queue: DispatchQueue, token: UInt64?)?>
   /// The thread a delivery runs on, while one runs on a private queue nobody else has seen (0: none).
   private let deliveringOn = Atomic<UInt>(0)
   /// The session's number, for the private queue's label.
@@ -30,7 +30,7 @@ struct DeliveryQueue: ~Copyable, Sendable {
   /// Delivers on `queue`, or on a private serial queue of session `session` when it is `nil`.
   init(_ queue: DispatchQueue?, session: UInt64) {
     self.session = session
-    resolved = Mutex(queue.map { ($0, Self.token(of: $0)) })
+    resolved = Locked(queue.map { ($0, Self.token(of: $0)) })
   }
 
   /// The queue callbacks run on; from now on the app may run work on it too.

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+internal import ReaderCore
 
 /// A session that reads NDEF tags: Core NFC's `NFCNDEFReaderSession`, on an `NFCReaderSystem`.
 ///
@@ -58,7 +58,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// The system the session runs on.
   public let system: NFCReaderSystem
   let core: SessionCore
-  private let front: Mutex<Front>
+  private let front: Locked<Front>
 
   /// Creates a session on the per-process system (`NFCReaderSystem.shared`).
   /// - Parameters:
@@ -109,7 +109,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     identifier = id
     self.invalidateAfterFirstRead = invalidateAfterFirstRead
     self.system = system
-    self.front = Mutex(Front())
+    self.front = Locked(Front())
     core = SessionCore(
       id: id, engine: system.engine, delivery: DeliveryQueue(queue, session: id),
       mode: mode)

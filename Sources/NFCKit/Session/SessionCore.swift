@@ -27,9 +27,9 @@ final class SessionCore: @unchecked Sendable {
   let operations = Atomic<UInt64>(0)
   /// The session's observers, made when the first one subscribes (most sessions have none); `finished`
   /// once the last event is out.
-  private let observers = Mutex<(registry: ObserverRegistry<NFCReaderEvent>?, finished: Bool)>((nil, false))
+  private let observers = Locked<(registry: ObserverRegistry<NFCReaderEvent>?, finished: Bool)>((nil, false))
   /// The mode as last settled, for `detectsTags` on any thread.
-  private let settledMode: Mutex<NFCSessionStateMachine.Mode>
+  private let settledMode: Locked<NFCSessionStateMachine.Mode>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
 
@@ -38,7 +38,7 @@ final class SessionCore: @unchecked Sendable {
     self.engine = engine
     self.delivery = delivery
     self.initialMode = mode
-    self.settledMode = Mutex(mode)
+    self.settledMode = Locked(mode)
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).

@@ -26,7 +26,7 @@ import Synchronization
 public final class NFCReaderSystem: Sendable {
   let engine: NFCSystemEngine
   private let sessionCounter = Atomic<UInt64>(0)
-  private static let installed = Mutex<NFCReaderSystem?>(nil)
+  private static let installed = Locked<NFCReaderSystem?>(nil)
 
   /// Creates a system over `radio`, running on `scheduler`; the radio must deliver its events on the
   /// same scheduler.

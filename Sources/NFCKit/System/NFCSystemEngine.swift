@@ -1,5 +1,4 @@
 internal import ReaderCore
-import Synchronization
 
 /// The reader system's driver: feeds every input to the system's machine (`NFCSystemStateMachine`) and
 /// performs the actions that come back, in order — talks to the radio, arms time limits, publishes
@@ -17,7 +16,7 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   let radio: any NFCRadio
   let scheduler: any Scheduler
-  let snapshot = Mutex(Snapshot())
+  let snapshot = Locked(Snapshot())
   let observers = ObserverRegistry<NFCReaderEvent>()
 
   private var machine = NFCSystemStateMachine()

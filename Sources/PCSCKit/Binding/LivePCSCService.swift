@@ -18,7 +18,7 @@ package final class LivePCSCService: PCSCService {
   private let library: PCSCLibrary
   private let scheduler: any Scheduler
   private let monitor: Lane
-  private let cards: Mutex<Lane>
+  private let cards: Locked<Lane>
   private let laneCount = Atomic<UInt64>(1)
   /// Raised by `cancelWait()`; a wait that starts after a raise it was not submitted under ends at once.
   private let cancelGeneration = Atomic<UInt64>(0)
@@ -28,7 +28,7 @@ package final class LivePCSCService: PCSCService {
     self.library = library
     self.scheduler = scheduler
     monitor = Lane(library: library, id: 0, label: "PCSCKit.monitor")
-    cards = Mutex(Lane(library: library, id: 1, label: "PCSCKit.cards.1"))
+    cards = Locked(Lane(library: library, id: 1, label: "PCSCKit.cards.1"))
   }
 
   /// The service over the system's pcsc-lite, when it can be loaded.

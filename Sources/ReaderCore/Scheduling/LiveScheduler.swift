@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -19,7 +18,7 @@ public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration
   /// The wall-clock date the scheduler started at.
   public let epoch: Date
   private let queue: DispatchQueue
-  private let work = Mutex(WorkQueue())
+  private let work = Locked(WorkQueue())
   private let key = DispatchSpecificKey<UInt8>()
 
   /// Creates a scheduler that measures and waits with `clock`, starting at the wall-clock date

@@ -38,7 +38,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     var driving = false
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   /// The thread driving the clock, which runs its work items, while it does (0 otherwise).
   private let runner = Atomic<UInt>(0)
   /// `state.now`, as the driving thread sets it (under the lock): only the driver moves time, so it can read
@@ -190,7 +190,7 @@ private final class Sleeper: Sendable {
     case done
   }
 
-  private let phase = Mutex(Phase.waiting)
+  private let phase = Locked(Phase.waiting)
 
   /// Returns false when cancellation won the race before suspension (the continuation is resumed).
   func install(_ continuation: CheckedContinuation<Void, any Error>) -> Bool {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The observers of one stream of events: added and removed from any thread, called in the order
 /// they were added, synchronously, outside the lock (an observer may add or remove observers).
@@ -17,7 +16,7 @@ package final class ObserverRegistry<Event: Sendable>: Sendable {
     var closed = false
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   package init() {}
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A request to stop update catalog fetches, shared by whoever starts them and whoever may stop them:
 /// a task's cancellation, a `Cancelable`, Ctrl-C in a command-line tool.
@@ -23,7 +22,7 @@ public final class CatalogCancellation: Sendable {
     var handlers: [UInt64: @Sendable () -> Void] = [:]
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// A cancellation that has not been requested yet.
   public init() {}

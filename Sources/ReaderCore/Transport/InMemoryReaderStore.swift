@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A `ReaderStore` that keeps the record in memory, for the simulator and for tests.
 ///
@@ -13,7 +12,7 @@ import Synchronization
 /// try store.loadLastReader()  // returns the record again
 /// ```
 ///
-/// All methods are safe to call from any thread; the state sits behind one `Mutex`.
+/// All methods are safe to call from any thread; the state sits behind one `Locked`.
 public final class InMemoryReaderStore: ReaderStore {
   private struct State {
     var reader: SavedReader?
@@ -22,11 +21,11 @@ public final class InMemoryReaderStore: ReaderStore {
     var clearFailure: ReaderError?
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// Creates a store holding `reader` (`nil`: nothing saved yet).
   public init(_ reader: SavedReader? = nil) {
-    state = Mutex(State(reader: reader))
+    state = Locked(State(reader: reader))
   }
 
   /// The record currently held, read without consuming any injected failure.

@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -23,7 +22,7 @@ import Synchronization
 /// catalog.failNextImage(with: ReaderError(.updateCatalogTimedOut, "injected"))
 /// ```
 ///
-/// All methods are safe to call from any thread; the state sits behind one `Mutex`.
+/// All methods are safe to call from any thread; the state sits behind one `Locked`.
 public final class InMemoryUpdateCatalog: UpdateCatalog {
   private struct State {
     var releases: [UpdateRelease]
@@ -34,7 +33,7 @@ public final class InMemoryUpdateCatalog: UpdateCatalog {
     var imageRequests: [URL] = []
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
   private let sha256: (@Sendable (Data) -> SHA256Checksum)?
 
   /// Creates a catalog holding `releases`, with `images` keyed by their URL.
@@ -42,7 +41,7 @@ public final class InMemoryUpdateCatalog: UpdateCatalog {
   public init(
     releases: [UpdateRelease] = [], images: [URL: Data] = [:], sha256: (@Sendable (Data) -> SHA256Checksum)? = nil
   ) {
-    state = Mutex(State(releases: releases, images: images))
+    state = Locked(State(releases: releases, images: images))
     self.sha256 = sha256
   }
 

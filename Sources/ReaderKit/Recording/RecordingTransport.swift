@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 
 /// Sits between a terminal and its transports — any `BluetoothCentral` and `ReaderLink`, real or
 /// simulated — and writes down every command the terminal gives them and every event they report,
@@ -28,7 +28,7 @@ public final class RecordingTransport: BluetoothCentral, ReaderLink, Sendable {
   private let scheduler: any Scheduler
   private let origin: Duration
   private let write: @Sendable (String) -> Void
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// Records what passes between a terminal and `central` and `link`.
   /// - Parameters:
@@ -44,7 +44,7 @@ public final class RecordingTransport: BluetoothCentral, ReaderLink, Sendable {
     self.scheduler = scheduler
     self.origin = origin
     self.write = write
-    self.state = Mutex(State(isPoweredOn: central.isPoweredOn))
+    self.state = Locked(State(isPoweredOn: central.isPoweredOn))
   }
 
   /// The radio's state when recording started, for the header.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 
 /// Plays a recording (`RecordingTransport`'s lines) back to a terminal on a `VirtualClock`: it is the
 /// terminal's `BluetoothCentral` and `ReaderLink`, reports each recorded event at its recorded instant,
@@ -29,14 +29,14 @@ public final class ReplayingTransport: BluetoothCentral, ReaderLink, Sendable {
 
   private let clock: VirtualClock
   private let origin: Duration
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// A replay of `records` (read with `TransportRecord.read`) on `clock`, whose time `origin` is the
   /// recording's start.
   public init(header: TransportRecordHeader, records: [TransportRecord], clock: VirtualClock, origin: Duration) {
     self.clock = clock
     self.origin = origin
-    state = Mutex(State(remaining: records[...], isPoweredOn: header.isPoweredOn))
+    state = Locked(State(remaining: records[...], isPoweredOn: header.isPoweredOn))
   }
 
   /// Where the terminal departed from the recording, in order; empty while it follows it.

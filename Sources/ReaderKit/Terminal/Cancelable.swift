@@ -1,4 +1,4 @@
-import Synchronization
+import ReaderCore
 
 /// What `Cancelable.cancel()` found, in the async form.
 public enum CancelResult: String, Sendable, Hashable {
@@ -31,7 +31,7 @@ public final class Cancelable: Sendable {
     case completed(canceled: Bool)
   }
 
-  private let phase = Mutex(Phase.running)
+  private let phase = Locked(Phase.running)
   private let onCancel: @Sendable (Cancelable) -> Void
 
   /// `onCancel` is asked to stop the operation; it runs on the terminal's scheduler.

@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderSimulator
-import Synchronization
 
 /// Simulated readers on the built-in simulator and real readers on a platform backend, behind one
 /// radio and one reader link: what `Terminal.shared` runs on where a backend exists.
@@ -22,7 +22,7 @@ final class RoutingBluetoothCentral: ReaderKindRouting, ReaderLink, Sendable {
   private let world: SimulatedBluetoothCentral
   private let real: any BluetoothCentral
   private let realLink: any ReaderLink
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(world: SimulatedBluetoothCentral, real: any BluetoothCentral, realLink: any ReaderLink) {
     self.world = world

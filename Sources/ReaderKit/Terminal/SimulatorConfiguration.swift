@@ -1,4 +1,4 @@
-import Synchronization
+import ReaderCore
 
 /// Settings of the built-in simulator that an app changes to test its handling of scenarios, as
 /// Stripe's `SimulatorConfiguration`: not created by the app, but reached through a terminal
@@ -11,11 +11,11 @@ import Synchronization
 /// A change applies to the connections that start after it (a connection already running keeps the
 /// update it saw); it reaches the terminal in order with the commands issued after it.
 public final class SimulatorConfiguration: Sendable {
-  private let update: Mutex<SimulateReaderUpdate>
+  private let update: Locked<SimulateReaderUpdate>
   private let onChange: @Sendable (SimulateReaderUpdate) -> Void
 
   init(availableReaderUpdate: SimulateReaderUpdate, onChange: @escaping @Sendable (SimulateReaderUpdate) -> Void) {
-    update = Mutex(availableReaderUpdate)
+    update = Locked(availableReaderUpdate)
     self.onChange = onChange
   }
 

@@ -1,6 +1,6 @@
 import Foundation
+import ReaderCore
 import ReaderSimulator
-import Synchronization
 
 /// The entry point: discovers Bluetooth readers, connects one, keeps it connected.
 ///
@@ -24,8 +24,8 @@ import Synchronization
 /// completion runs once the first scan has stopped, so the second starts at once.
 public final class Terminal: Sendable {
   let engine: TerminalEngine
-  private let jobCounter = Mutex<UInt64>(0)
-  private let terminalDelegate = Mutex<(any TerminalDelegate)?>(nil)
+  private let jobCounter = Locked<UInt64>(0)
+  private let terminalDelegate = Locked<(any TerminalDelegate)?>(nil)
 
   /// The simulator's settings (Stripe's `simulatorConfiguration`): change them in place, e.g.
   /// `Terminal.shared.simulatorConfiguration.availableReaderUpdate = .required`. They apply to
@@ -131,7 +131,7 @@ public final class Terminal: Sendable {
     return terminal
   }()
 
-  private static let sharedDriver = Mutex<RealTimeDriver?>(nil)
+  private static let sharedDriver = Locked<RealTimeDriver?>(nil)
 
   /// The date a simulation on a `VirtualClock` starts at (2026-01-01 00:00 UTC), so dates in a seeded
   /// run — an update's `requiredAt`, the grace window — replay exactly. Build catalog releases for a
@@ -421,7 +421,7 @@ public final class Terminal: Sendable {
 
 /// Bridges task cancellation to a `Cancelable` that may not exist yet when the task is cancelled.
 private final class CancelableSlot: Sendable {
-  private let state = Mutex<(cancelable: Cancelable?, canceled: Bool)>((nil, false))
+  private let state = Locked<(cancelable: Cancelable?, canceled: Bool)>((nil, false))
 
   func set(_ cancelable: Cancelable) {
     let cancelNow = state.withLock { state -> Bool in

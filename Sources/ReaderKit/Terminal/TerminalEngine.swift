@@ -1,4 +1,4 @@
-import Synchronization
+import ReaderCore
 
 /// The terminal's driver: feeds every input into the `TerminalStateMachine` and performs the actions
 /// that come back, in order. It decides nothing: it talks to the radio, the reader link, the store
@@ -35,7 +35,7 @@ final class TerminalEngine: @unchecked Sendable {
   let store: any ReaderStore
   let catalog: (any UpdateCatalog)?
   let executor: DelegateExecutor
-  let snapshot = Mutex(Snapshot())
+  let snapshot = Locked(Snapshot())
   let observers = ObserverRegistry<TerminalEvent>()
   weak var terminal: Terminal?
 

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ReaderCore
-import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -37,7 +36,7 @@ final class HTTPFetch: NSObject, URLSessionDataDelegate, Sendable {
 
   private let url: URL
   private let limit: Int
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let finished = DispatchSemaphore(value: 0)
 
   private init(url: URL, limit: Int) {

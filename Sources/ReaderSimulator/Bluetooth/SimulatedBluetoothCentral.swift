@@ -1,6 +1,5 @@
 import Foundation
 import ReaderCore
-import Synchronization
 
 /// A seeded, virtual Bluetooth world: the host's radio and the readers around it.
 ///
@@ -129,14 +128,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   /// The clock the world runs on; the terminal must use the same one.
   public let clock: VirtualClock
-  private let world: Mutex<World>
+  private let world: Locked<World>
 
   /// Creates an empty world on `clock`, with randomness from `seed`, whose readers advertise about
   /// once every `advertisingInterval` while a scan runs.
   public init(clock: VirtualClock, seed: UInt64, advertisingInterval: Duration = defaultAdvertisingInterval) {
     self.clock = clock
     self.advertisingInterval = max(advertisingInterval, .microseconds(1))
-    self.world = Mutex(World(random: SeededRandom(seed: seed)))
+    self.world = Locked(World(random: SeededRandom(seed: seed)))
   }
 
   // MARK: Script controls

@@ -1,6 +1,5 @@
 import NFCKit
 import ReaderCore
-import Synchronization
 
 /// A seeded, virtual NFC device: its radio, the tags brought near it, the system's scan sheet and the
 /// person holding it.
@@ -122,7 +121,7 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   public let clock: VirtualClock
   /// Whether the device has NFC at all.
   public let isReadingAvailable: Bool
-  private let world: Mutex<World>
+  private let world: Locked<World>
 
   /// Creates a device on `clock`, with randomness from `seed`.
   /// - Parameters:
@@ -136,7 +135,7 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   ) {
     self.clock = clock
     self.isReadingAvailable = isReadingAvailable
-    world = Mutex(World(policy: policy, timing: timing, random: SeededRandom(seed: seed)))
+    world = Locked(World(policy: policy, timing: timing, random: SeededRandom(seed: seed)))
   }
 
   // MARK: Ground truth

@@ -1,6 +1,5 @@
 package import PCSCKit
 import ReaderCore
-import Synchronization
 
 /// A scripted PC/SC service on a `VirtualClock`: readers plugged in and out, simulated cards presented
 /// and taken away, another program holding a card, a card that stops answering or leaves in the middle
@@ -61,7 +60,7 @@ package final class SimulatedPCSCService: PCSCService {
   package let clock: VirtualClock
   /// How long every answer takes.
   package let latency: Duration
-  private let world = Mutex(World())
+  private let world = Locked(World())
 
   package init(clock: VirtualClock, latency: Duration = .milliseconds(1)) {
     self.clock = clock

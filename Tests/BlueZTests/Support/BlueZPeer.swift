@@ -1,6 +1,6 @@
 import DBus
 import Foundation
-import Synchronization
+import ReaderCore
 import Testing
 
 #if canImport(Glibc)
@@ -47,9 +47,9 @@ final class BlueZPeer: Sendable {
 
   let directory: URL
   let address: String
-  private let daemonProcess: Mutex<Process?>
-  private let mock = Mutex<Process?>(nil)
-  private let control: Mutex<DBusConnection?>
+  private let daemonProcess: Locked<Process?>
+  private let mock = Locked<Process?>(nil)
+  private let control: Locked<DBusConnection?>
 
   /// The environment a central under test uses.
   var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
@@ -122,8 +122,8 @@ final class BlueZPeer: Sendable {
       try Data(policy.utf8).write(to: directory.appendingPathComponent("bus.conf"))
     }
     address = "unix:path=" + directory.appendingPathComponent("bus").path
-    daemonProcess = Mutex(nil)
-    control = Mutex(nil)
+    daemonProcess = Locked(nil)
+    control = Locked(nil)
     do {
       try startBus()
     } catch {

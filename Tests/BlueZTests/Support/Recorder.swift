@@ -1,5 +1,4 @@
 import ReaderCore
-import Synchronization
 
 /// Values in order (an SMP transport's events, say), and waiters for one that satisfies a predicate,
 /// woken without blocking a thread; a waiter gives up after its timeout on the given scheduler.
@@ -15,7 +14,7 @@ final class Recorder<Value: Sendable>: Sendable {
     var next: UInt64 = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   func append(_ value: Value) {
     let ready = state.withLock { state -> [Waiter] in

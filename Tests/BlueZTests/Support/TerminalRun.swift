@@ -1,7 +1,7 @@
 import BlueZ
 import Foundation
+import ReaderCore
 import ReaderKit
-import Synchronization
 import Testing
 
 /// A `Terminal` over a `BlueZCentral` on the real clock, against a `BlueZPeer`, with every event it
@@ -121,7 +121,7 @@ final class EventLog: Sendable {
     var next: UInt64 = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   func append(_ event: TerminalEvent.Kind) {
     let ready = state.withLock { state -> [Waiter] in
@@ -160,7 +160,7 @@ final class EventLog: Sendable {
 
 /// A delegate that keeps the cancelables of installs; the tests read the event log for the rest.
 nonisolated final class Delegate: DiscoveryDelegate, MobileReaderDelegate {
-  private let cancelables = Mutex<[Cancelable]>([])
+  private let cancelables = Locked<[Cancelable]>([])
 
   /// The cancelable of the latest install, if it had one.
   var installCancelable: Cancelable? { cancelables.withLock { $0.last } }

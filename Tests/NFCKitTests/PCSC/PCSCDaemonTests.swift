@@ -4,7 +4,6 @@ import NFCKit
 import PCSCKit
 import PCSCTestSupport
 import ReaderCore
-import Synchronization
 import Testing
 
 /// Sessions through the real pcsc-lite and pcscd, with virtual tags (`virtual_tag.py`) in vpcd's
@@ -143,7 +142,7 @@ struct PCSCDaemonTests {
     let service = try LivePCSCService.system(scheduler: scheduler).get()
     let now = try service.probe().get().map { PCSCReaderState(name: $0.name, currentState: $0.eventState) }
     let ended = DispatchSemaphore(value: 0)
-    let result = Mutex<Result<[PCSCReaderState], PCSCError>?>(nil)
+    let result = Locked<Result<[PCSCReaderState], PCSCError>?>(nil)
     let start = ContinuousClock.now
     service.waitForChange(now, timeout: .seconds(20)) { outcome in
       result.withLock { $0 = outcome }
@@ -161,7 +160,7 @@ struct PCSCDaemonTests {
     try cards.present(VirtualCards.type4(Self.hello.encoded()))
     let other = try LivePCSCService.system(scheduler: LiveScheduler(label: "test.other")).get()
     let held = DispatchSemaphore(value: 0)
-    let card = Mutex<PCSCCard?>(nil)
+    let card = Locked<PCSCCard?>(nil)
     // Another program: its own context, the card connected exclusively once vpcd has it.
     let deadline = ContinuousClock.now + .seconds(5)
     while card.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
@@ -208,7 +207,7 @@ final class LiveSystem: Sendable {
   }
 
   let system: NFCReaderSystem
-  private let log = Mutex<[NFCReaderEvent]>([])
+  private let log = Locked<[NFCReaderEvent]>([])
   private let signal = DispatchSemaphore(value: 0)
 
   init(lockDirectory: String? = nil, busyTimeout: Duration = .seconds(2)) throws {

@@ -2,13 +2,12 @@ import NFCKit
 import PCSCKit
 import ReaderCore
 import ReaderSimulator
-import Synchronization
 import Testing
 
 /// A cross-process session line held in memory: each `MemorySessionLock` on the same line stands for a
 /// process.
 final class MemoryLine: Sendable {
-  let holders = Mutex<[ObjectIdentifier]>([])
+  let holders = Locked<[ObjectIdentifier]>([])
 }
 
 final class MemorySessionLock: NFCSessionLock {

@@ -1,4 +1,4 @@
-import Synchronization
+import ReaderCore
 
 @testable import ReaderKit
 
@@ -30,7 +30,7 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
 
   private let base: any FileSystem
   private let fault: Fault?
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(base: any FileSystem = LiveFileSystem(), _ fault: Fault?) {
     self.base = base

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ReaderCore
-import Synchronization
 import Testing
 
 @testable import ReaderKit
@@ -491,7 +490,7 @@ private func bytes(_ url: URL) throws -> Data { try Data(contentsOf: url) }
     try withTemporaryDirectory { directory throws in
       let store = FileReaderStore(fileURL: directory.appendingPathComponent("last-reader.json"))
       let readers = (0..<8).map { SavedReader(serialNumber: "STRM2-\($0)", locationId: "tml_\($0)") }
-      let failures = Mutex(0)
+      let failures = Locked(0)
       DispatchQueue.concurrentPerform(iterations: readers.count) { index in
         for _ in 0..<25 {
           do { try store.saveLastReader(readers[index]) } catch { failures.withLock { $0 += 1 } }

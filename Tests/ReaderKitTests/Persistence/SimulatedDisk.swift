@@ -1,4 +1,4 @@
-import Synchronization
+import ReaderCore
 
 @testable import ReaderKit
 
@@ -46,7 +46,7 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     var failedCall: String?
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ReaderCore
 
 #if canImport(Glibc)
   import Glibc
@@ -65,7 +65,7 @@ final class CatalogServer: Sendable {
     // The first line is "port N root PATH"; a server that says nothing within 10 s is killed, which
     // ends the read.
     let pid = process.processIdentifier
-    let announced = Mutex(false)
+    let announced = Locked(false)
     DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
       if !announced.withLock({ $0 }) { kill(pid, SIGKILL) }
     }

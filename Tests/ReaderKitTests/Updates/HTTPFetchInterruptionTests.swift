@@ -1,6 +1,5 @@
 import Foundation
 import ReaderCore
-import Synchronization
 import Testing
 
 @testable import ReaderKit
@@ -83,7 +82,7 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
   func aCancellationStopsABlockedFetchAtOnceAndClosesItsSocket(transport: HTTPUpdateCatalog.Transport) throws {
     try withCatalogServer { server throws in
       let stop = CatalogCancellation()
-      let outcome = Mutex<Result<UpdateAvailability, ReaderError>?>(nil)
+      let outcome = Locked<Result<UpdateAvailability, ReaderError>?>(nil)
       let catalog = catalog(server, "stall", transport)
       let installed = try Self.installed
       let thread = Thread {
@@ -152,7 +151,7 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
       let catalog = catalog(server, "manifest.json", transport)
       let image = FirmwareImage(
         url: server.url("trickle/200"), size: 100_000, sha256: try #require(SHA256Checksum(bytes: Data(count: 32))))
-      let events = Mutex<[String]>([])
+      let events = Locked<[String]>([])
       let cancelable = catalog.firmwareImage(for: image) { result in
         events.withLock { $0.append("completion \(result.failure?.code.description ?? "bytes")") }
       }
@@ -164,7 +163,7 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
       #expect(events.withLock { $0 } == ["completion canceled", "cancel done"])
       #expect(
         try eventually(within: .milliseconds(500)) { try Self.openConnections(server) == 0 }, "the socket is open")
-      let again = Mutex<String?>(nil)
+      let again = Locked<String?>(nil)
       cancelable.cancel { error in again.withLock { $0 = error.map { "\($0)" } ?? "done" } }
       #expect(again.withLock { $0 } == "done", "cancel is idempotent: it was cancelled")
     }
