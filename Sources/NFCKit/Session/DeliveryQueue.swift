@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 internal import ReaderCore
+import Synchronization
 
 /// Where a session's delegate calls and completion handlers run: its dispatch queue.
 ///
