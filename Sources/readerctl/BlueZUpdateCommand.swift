@@ -237,7 +237,7 @@ enum BlueZUpdateCommand {
     /// Connects the reader again, with the catalog, and installs `update`; returns the exit status.
     private func install(_ update: ReaderSoftwareUpdate, serial: String, _ fields: [(String, JSONValue)]) -> Int32 {
       let terminal = session.makeTerminal(store: InMemoryReaderStore(), updateCatalog: catalog)
-      let delegate = InstallDelegate(installs: InstallProgressView(session: session), say: say)
+      let delegate = InstallingDelegate(installs: InstallProgressView(session: session), say: say)
       let failure = "installing \(update.deviceSoftwareVersion) failed"
       switch connect(terminal, delegate: delegate, purpose: "to location \(location) with the catalog", serial: serial)
       {
@@ -293,38 +293,5 @@ enum BlueZUpdateCommand {
       if Interrupt.requested { outcome.status = ExitStatus.interrupted }
       return session.finish(outcome)
     }
-  }
-}
-
-/// The install connection's delegate: shows installs and remembers how the last one ended.
-private nonisolated final class InstallDelegate: MobileReaderDelegate {
-  let installs: InstallProgressView
-  private let say: @Sendable (String) -> Void
-  private let failure = Locked<ReaderError?>(nil)
-
-  init(installs: InstallProgressView, say: @escaping @Sendable (String) -> Void) {
-    self.installs = installs
-    self.say = say
-  }
-
-  /// Why the last install failed, if it did.
-  var installError: ReaderError? { failure.withLock { $0 } }
-
-  func reader(_ reader: Reader, didReportAvailableUpdate update: ReaderSoftwareUpdate) {
-    say("\(reader.serialNumber) reports the optional update \(update.deviceSoftwareVersion).")
-  }
-
-  func reader(_ reader: Reader, didStartInstallingUpdate update: ReaderSoftwareUpdate, cancelable: Cancelable?) {
-    installs.started(update)
-  }
-
-  func reader(_ reader: Reader, didReportReaderSoftwareUpdateProgress progress: Float) {
-    installs.progressed(Double(progress))
-  }
-
-  func reader(_ reader: Reader, didFinishInstallingUpdate update: ReaderSoftwareUpdate?, error: (any Error)?) {
-    let error = error as? ReaderError
-    failure.withLock { $0 = error }
-    installs.finished(update, error: error)
   }
 }

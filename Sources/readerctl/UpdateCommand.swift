@@ -378,8 +378,9 @@ private struct UpdateCheck {
   }
 }
 
-/// The connection's delegate: shows installs and remembers how the last one ended.
-private nonisolated final class InstallingDelegate: MobileReaderDelegate {
+/// The connection's delegate of `update` and `update --bluez`: shows installs and remembers how the last
+/// one ended.
+nonisolated final class InstallingDelegate: MobileReaderDelegate {
   let installs: InstallProgressView
   private let say: @Sendable (String) -> Void
   private let failure = Locked<ReaderError?>(nil)
