@@ -20,6 +20,9 @@ public protocol NFCRadio: AnyObject, Sendable {
   /// Whether the host can read NFC tags at all (hardware and service present): a capability, not
   /// whether the radio is on right now.
   var isReadingAvailable: Bool { get }
+  /// Why the host cannot read tags while `isReadingAvailable` is false; a session begun then ends with
+  /// this failure's Core NFC code, message and context. `.unsupported` unless the radio says more.
+  var unavailableReason: NFCRadioFailure { get }
   /// How the system runs sessions: its time limit, and what a second session gets while one runs.
   var policy: NFCSystemPolicy { get }
   /// Opens polling round `round`; answered by `pollingStarted(round)` or `pollingFailed(round, …)`.
@@ -46,6 +49,10 @@ public protocol NFCRadio: AnyObject, Sendable {
   func updateSheet(alertMessage: String)
   /// Dismisses the sheet, showing `errorMessage` first when there is one.
   func dismissSheet(errorMessage: String?)
+}
+
+extension NFCRadio {
+  public var unavailableReason: NFCRadioFailure { .unsupported }
 }
 
 /// Names one radio command or polling round. The reader system makes these unique per session, so a

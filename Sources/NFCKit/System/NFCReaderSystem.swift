@@ -1,3 +1,4 @@
+import Foundation
 public import ReaderCore
 import Synchronization
 
@@ -13,7 +14,10 @@ import Synchronization
 /// initializer and `readingAvailable` use. Until an app installs another with `install(_:)`, it runs on
 /// the host's own NFC: on Linux a `PCSCNFCRadio` when the pcsc-lite library can be loaded (its
 /// `readingAvailable` is true while pcscd runs with a reader plugged in), following the host's
-/// `NFCSystemConfiguration` (its defaults when the file cannot be used); elsewhere, or without
+/// `NFCSystemConfiguration` (its defaults when there is no file; when there is one that cannot be
+/// used, no radio at all: `readingAvailable` is false and a session ends with
+/// `readerErrorUnsupportedFeature` naming the file and line in its message and context, so an
+/// administrator's rules are never silently replaced by the defaults); elsewhere, or without
 /// pcsc-lite, an `UnavailableNFCRadio` (no capability: `readingAvailable` is false and a session begun
 /// anyway ends with `readerErrorUnsupportedFeature`). Tests and simulations pass their own system to
 /// the session initializer instead.
@@ -46,13 +50,29 @@ public final class NFCReaderSystem: Sendable {
     }
   }
 
-  /// The host's NFC radio: PC/SC on Linux when pcsc-lite loads, none otherwise.
-  static func hostRadio(scheduler: any Scheduler) -> any NFCRadio {
+  /// The host's NFC radio: PC/SC on Linux when pcsc-lite loads and the configuration file (looked up
+  /// under `environment`) can be used, none otherwise.
+  static func hostRadio(
+    scheduler: any Scheduler, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> any NFCRadio {
     #if os(Linux)
-      let configuration = (try? NFCSystemConfiguration.load()) ?? NFCSystemConfiguration()
+      let configuration: NFCSystemConfiguration
+      do {
+        configuration = try NFCSystemConfiguration.load(environment: environment)
+      } catch {
+        return UnavailableNFCRadio(scheduler: scheduler, reason: configurationFailure(error))
+      }
       if let radio = PCSCNFCRadio(configuration: configuration, scheduler: scheduler) { return radio }
     #endif
     return UnavailableNFCRadio(scheduler: scheduler)
+  }
+
+  /// Why no session can run on a host whose NFC configuration file cannot be used.
+  static func configurationFailure(_ error: NFCSystemConfiguration.Error) -> NFCRadioFailure {
+    var context = ["reason": "configuration", "configuration": error.path]
+    if error.line > 0 { context["line"] = String(error.line) }
+    return .detailed(
+      .unsupported, message: "the NFC configuration cannot be used: \(error)", cause: nil, context: context)
   }
 
   /// Makes `system` the per-process one: sessions created afterwards with Core NFC's initializer run on

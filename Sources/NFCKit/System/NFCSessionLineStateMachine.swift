@@ -55,11 +55,14 @@ struct NFCSessionLineStateMachine {
   /// How many sessions wait in line.
   var waitingCount: Int { waiting.count }
 
-  /// A session's `begin()`.
-  mutating func begin(_ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool) -> [Action] {
+  /// A session's `begin()`; on a radio that cannot read, the session ends at once with `unavailable`
+  /// (what the radio says is missing: no NFC, or a configuration that cannot be used).
+  mutating func begin(
+    _ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure = .unsupported
+  ) -> [Action] {
     guard !members.contains(id) else { return [] }
     guard readingAvailable else {
-      return [.end(id, NFCReaderError(.readerErrorUnsupportedFeature, "this device cannot read NFC tags"))]
+      return [.end(id, NFCSessionStateMachine.error(for: unavailable, operation: "begin"))]
     }
     let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []
     switch state {

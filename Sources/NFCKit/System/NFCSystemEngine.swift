@@ -38,7 +38,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     handle(
       .begin(
         core.id, mode: core.initialMode, alertMessage: alertMessage, policy: radio.policy,
-        readingAvailable: radio.isReadingAvailable),
+        readingAvailable: radio.isReadingAvailable, unavailable: radio.unavailableReason),
       from: session)
   }
 

@@ -29,9 +29,11 @@ struct NFCSystemStateMachine {
   /// What happened.
   enum Input: Sendable {
     /// A session's `begin()`, with what the session was created with and its alert message as it stood
-    /// when `begin()` was called; the radio's policy and capability at that moment.
+    /// when `begin()` was called; the radio's policy and capability at that moment, and why it cannot
+    /// read when it cannot.
     case begin(
-      SessionID, mode: Session.Mode, alertMessage: String, policy: NFCSystemPolicy, readingAvailable: Bool)
+      SessionID, mode: Session.Mode, alertMessage: String, policy: NFCSystemPolicy, readingAvailable: Bool,
+      unavailable: NFCRadioFailure = .unsupported)
     /// A session's `invalidate()`; `begun`: the session had been begun (or had ended) when it was called.
     case invalidate(SessionID, errorMessage: String?, begun: Bool)
     /// A session's `alertMessage` set after `begin()` (before it, `begin` carries the message).
@@ -72,7 +74,7 @@ struct NFCSystemStateMachine {
   /// An input for a child, queued behind the batch of outputs that asked for it.
   private enum FollowUp {
     /// A session asks for the radio.
-    case join(SessionID, policy: NFCSystemPolicy, readingAvailable: Bool)
+    case join(SessionID, policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure)
     /// A session let go.
     case leave(SessionID)
     /// The line hands the radio to a session.
@@ -115,12 +117,12 @@ struct NFCSystemStateMachine {
 
   private mutating func step(_ input: Input) {
     switch input {
-    case .begin(let id, let mode, let alertMessage, let policy, let readingAvailable):
+    case .begin(let id, let mode, let alertMessage, let policy, let readingAvailable, let unavailable):
       guard sessions[id] == nil else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
       let outputs = session.begin()
       sessions[id] = session
-      route(id, outputs, joining: (policy, readingAvailable))
+      route(id, outputs, joining: (policy, readingAvailable, unavailable))
     case .invalidate(let id, let errorMessage, let begun):
       if let outputs = sessions[id]?.invalidate(errorMessage: errorMessage) {
         route(id, outputs)
@@ -185,8 +187,8 @@ struct NFCSystemStateMachine {
 
   private mutating func step(_ followUp: FollowUp) {
     switch followUp {
-    case .join(let id, let policy, let readingAvailable):
-      route(line.begin(id, policy: policy, readingAvailable: readingAvailable))
+    case .join(let id, let policy, let readingAvailable, let unavailable):
+      route(line.begin(id, policy: policy, readingAvailable: readingAvailable, unavailable: unavailable))
     case .leave(let id):
       route(line.released(id))
     case .activate(let id):
@@ -214,13 +216,15 @@ struct NFCSystemStateMachine {
   /// A session's outputs: joining and leaving the line become follow-ups; everything else is an action.
   private mutating func route(
     _ id: SessionID, _ outputs: [Session.Action],
-    joining: (policy: NFCSystemPolicy, readingAvailable: Bool)? = nil
+    joining: (policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure)? = nil
   ) {
     for output in outputs {
       switch output {
       case .submit:
         guard let joining else { continue }
-        followUps.append(.join(id, policy: joining.policy, readingAvailable: joining.readingAvailable))
+        followUps.append(
+          .join(
+            id, policy: joining.policy, readingAvailable: joining.readingAvailable, unavailable: joining.unavailable))
       case .release:
         sessions[id] = nil
         actions.append(.ended(id))

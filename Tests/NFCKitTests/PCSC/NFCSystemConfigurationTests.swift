@@ -1,5 +1,6 @@
 import Foundation
-import NFCKit
+@testable import NFCKit
+import ReaderCore
 import Testing
 
 @Suite struct NFCSystemConfigurationTests {
@@ -78,4 +79,34 @@ import Testing
       try NFCSystemConfiguration.load(environment: ["READERKIT_NFC_CONFIG": explicit.path])
     }
   }
+
+  #if os(Linux)
+    @Test func aHostWhoseConfigurationCannotBeUsedReadsNoTagsAndSaysWhichLine() {
+      let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-conf-\(UUID())")
+      defer { try? FileManager.default.removeItem(at: directory) }
+      let file = directory.appendingPathComponent("nfc.conf")
+      do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try "reader = ACS\nsession-timout = 120\n".write(to: file, atomically: true, encoding: .utf8)
+      } catch {
+        Issue.record("cannot write the configuration: \(error)")
+        return
+      }
+      let clock = VirtualClock()
+      let radio = NFCReaderSystem.hostRadio(scheduler: clock, environment: ["READERKIT_NFC_CONFIG": file.path])
+      // The administrator's `reader = ACS` must not give way to every reader because of a typo below it.
+      #expect(!radio.isReadingAvailable)
+      let system = NFCReaderSystem(radio: radio, scheduler: clock)
+      let session = NFCNDEFReaderSession(invalidateAfterFirstRead: true, system: system)
+      let errors = Locked<[NFCReaderError]>([])
+      system.addEventObserver { event in if let error = event.error { errors.withLock { $0.append(error) } } }
+      session.begin()
+      clock.advance(by: .seconds(1))
+      let ended = errors.withLock { $0 }
+      #expect(ended.map(\.code) == [.readerErrorUnsupportedFeature])
+      #expect(ended.first?.context["configuration"] == file.path)
+      #expect(ended.first?.context["line"] == "2")
+      #expect(ended.first?.message.contains("session-timout") == true)
+    }
+  #endif
 }
