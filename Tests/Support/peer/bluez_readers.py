@@ -27,7 +27,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
       1 s), wrong_sequence_count (u), wrong_sequence_after_fraction (d: the answer to the first chunk
       sent once the upload reached it carries another sequence number), fail_confirm (b),
       boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
-      boot_ms (u: how long a reset keeps the reader away)
+      boot_ms (u: how long a reset keeps the reader away), write_error (s: every WriteValue on the SMP
+      characteristic raises this D-Bus error, e.g. org.bluez.Error.NotPermitted; '' writes again)
   SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
       resets (u), upload_offsets (at: the offsets of the upload chunks it was sent), requests (u)
 
@@ -432,6 +433,8 @@ def WriteValue(char, value, options):
     (after its answer_delay) and its link action carried out.'''
     device = STATE[char.path]['gatt_of'].rsplit('/', 1)[0]
     state = STATE[device]
+    if state.get('write_error'):
+        raise dbus.exceptions.DBusException('Write failed', name=state['write_error'])
     state['writes'].append(bytes(value))
     smp = state.get('smp_device')
     if smp is None:
@@ -493,6 +496,8 @@ def SetSMPFault(_self, path, name, value):
     smp = state['smp_device']
     if name == 'boot_ms':
         state['boot_ms'] = int(value)
+    elif name == 'write_error':
+        state['write_error'] = str(value)
     elif name == 'malformed_answer':
         smp.malformed_answer = tuple(int(x) for x in value)
     elif name == 'refuse':
