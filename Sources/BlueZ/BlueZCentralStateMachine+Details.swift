@@ -2,17 +2,25 @@ import DBus
 import ReaderCore
 
 /// A reader's details over standard GATT, read once its services are resolved and before the
-/// connect completes: the model number and firmware revision from the Device Information Service,
-/// the battery level from the Battery Service (whose notifications then report the battery while
-/// the link is up). A reader that exposes none of them connects all the same, its details unknown;
-/// a read that fails leaves that detail unknown.
+/// connect completes: the Device Information Service's strings (serial number, model number, firmware
+/// and hardware revisions, manufacturer), reported as the reader's `DeviceInformation`, its firmware
+/// revision as the software version and its model number as the model; the battery level from the
+/// Battery Service (whose notifications then report the battery while the link is up). A reader that
+/// exposes none of them connects all the same, its details unknown; a read that fails, or a string
+/// that is not valid (see `DeviceInformation.text`), leaves that detail unknown.
 extension BlueZCentralStateMachine {
   /// A detail and the characteristic that holds it.
   enum Detail: Equatable, Sendable {
     /// DIS Model Number String (0x2A24).
     case model
+    /// DIS Serial Number String (0x2A25).
+    case serialNumber
     /// DIS Firmware Revision String (0x2A26).
     case firmwareRevision
+    /// DIS Hardware Revision String (0x2A27).
+    case hardwareRevision
+    /// DIS Manufacturer Name String (0x2A29).
+    case manufacturerName
     /// BAS Battery Level (0x2A19), a percentage.
     case batteryLevel
     /// The SMP characteristic, whose notifications are switched on (`StartNotify`), not read.
@@ -20,7 +28,10 @@ extension BlueZCentralStateMachine {
 
     static let byUUID: [String: Detail] = [
       "00002a24-0000-1000-8000-00805f9b34fb": .model,
+      "00002a25-0000-1000-8000-00805f9b34fb": .serialNumber,
       "00002a26-0000-1000-8000-00805f9b34fb": .firmwareRevision,
+      "00002a27-0000-1000-8000-00805f9b34fb": .hardwareRevision,
+      "00002a29-0000-1000-8000-00805f9b34fb": .manufacturerName,
       "00002a19-0000-1000-8000-00805f9b34fb": .batteryLevel,
       BlueZCentralStateMachine.smpCharacteristicUUID: .smp,
     ]
@@ -31,14 +42,11 @@ extension BlueZCentralStateMachine {
     var path: String
     var reads: [UInt64: (detail: Detail, characteristic: String)]
     var info = ReaderInfo()
-    var model: String?
+    var dis = DeviceInformation()
     var batteryNotifier: String?
     /// The SMP characteristic and the longest write it takes, once its notifications are on.
     var smp: (characteristic: String, maximumWriteLength: Int)?
   }
-
-  /// The longest DIS string kept (an ATT value is at most 512 bytes; model names are short).
-  static let maximumDetailLength = 64
 
   /// The model of a reader: the configured one, else the one its DIS reported, else the configuration's rule.
   func deviceType(of serial: String) -> DeviceType {
@@ -79,9 +87,13 @@ extension BlueZCentralStateMachine {
       let mtu = tree.properties(characteristic, BlueZObjectTree.characteristic)?["MTU"]?.int ?? 23
       reading.smp = (characteristic, max(20, min(mtu, 517) - 3))
     } else if case .success(let reply) = result, let bytes = reply.body.first?.byteArray {
+      let text = DeviceInformation.text(bytes)
       switch detail {
-      case .model: reading.model = Self.text(bytes)
-      case .firmwareRevision: reading.info.deviceSoftwareVersion = Self.text(bytes)
+      case .model: reading.dis.modelNumber = text
+      case .serialNumber: reading.dis.serialNumber = text
+      case .firmwareRevision: reading.dis.firmwareRevision = text
+      case .hardwareRevision: reading.dis.hardwareRevision = text
+      case .manufacturerName: reading.dis.manufacturerName = text
       case .batteryLevel: reading.info.batteryLevel = Self.batteryLevel(bytes)
       case .smp: break
       }
@@ -117,7 +129,10 @@ extension BlueZCentralStateMachine {
   /// `didConnect` then, unless this was the reader's restart into a new image, which it never saw.
   private mutating func finishReading(_ serial: String, _ reading: Reading) -> [Action] {
     links[serial] = .connected(path: reading.path)
-    if let model = reading.model { learnedModels[serial] = DeviceType(modelName: model) }
+    var reading = reading
+    if let model = reading.dis.modelNumber { learnedModels[serial] = DeviceType(modelName: model) }
+    reading.info.deviceSoftwareVersion = reading.dis.firmwareRevision
+    reading.info.deviceInformation = reading.dis.isEmpty ? nil : reading.dis
     var actions: [Action] = [.disarm(.connect(serial))]
     if let notifier = reading.batteryNotifier {
       batteryNotifiers[notifier] = serial
@@ -150,29 +165,9 @@ extension BlueZCentralStateMachine {
     for (path, owner) in batteryNotifiers where owner == serial { batteryNotifiers[path] = nil }
   }
 
-  /// A DIS string: UTF-8 (invalid bytes replaced), NULs and surrounding spaces dropped, bounded; nil if empty.
-  static func text(_ bytes: [UInt8]) -> String? {
-    let text = String(decoding: bytes.prefix(maximumDetailLength * 4), as: UTF8.self)
-      .filter { $0 != "\0" }.trimmingCharacters(in: .whitespaces)
-    return text.isEmpty ? nil : String(text.prefix(maximumDetailLength))
-  }
-
   /// A Battery Level value in `0...1`; nil for an empty value or one above 100 %.
   static func batteryLevel(_ bytes: [UInt8]) -> Double? {
     guard let percent = bytes.first, percent <= 100 else { return nil }
     return Double(percent) / 100
   }
-}
-
-extension String {
-  fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
-    var slice = Substring(self)
-    while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-    while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-    return String(slice)
-  }
-}
-
-extension Set where Element == Character {
-  fileprivate static let whitespaces: Set<Character> = [" ", "\t"]
 }

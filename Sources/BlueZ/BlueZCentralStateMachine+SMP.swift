@@ -32,6 +32,13 @@ extension BlueZCentralStateMachine {
     return [call(.writeCommand(characteristic: smp.characteristic, value: bytes))]
   }
 
+  /// A write to a reader's SMP characteristic failed: its SMP link hears of it with BlueZ's error, so
+  /// the request it carried fails at once with the D-Bus error's name rather than timing out.
+  mutating func smpWriteFailed(_ characteristic: String, _ value: [UInt8], _ error: DBusError) -> [Action] {
+    guard let serial = smpLinks.first(where: { $0.value.characteristic == characteristic })?.key else { return [] }
+    return [.emitSMP(serial, .sendFailed(value, .dbus(name: error.name, message: error.message)))]
+  }
+
   /// The SMP link says how to read the reader's next link loss; clearing it while a restart waits for
   /// the reader means it stopped waiting: the loss it hid is reported now.
   mutating func expectLinkLoss(_ serial: String, _ expectation: SMPLinkLossExpectation?) -> [Action] {

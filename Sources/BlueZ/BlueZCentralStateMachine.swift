@@ -363,7 +363,10 @@ package struct BlueZCentralStateMachine {
     case .startNotify(let characteristic)
     where readings.values.contains { $0.reads[id]?.characteristic == characteristic }:
       return detailRead(id, result)
-    case .setDiscoveryFilter, .startNotify, .writeCommand:
+    case .writeCommand(let characteristic, let value):
+      guard case .failure(let error) = result else { return [] }
+      return smpWriteFailed(characteristic, value, error)
+    case .setDiscoveryFilter, .startNotify:
       return []
     }
   }

@@ -5,5 +5,6 @@ extension Reader {
     batteryLevel = info.batteryLevel ?? batteryLevel
     isCharging = info.isCharging ?? isCharging
     label = info.label ?? label
+    deviceInformation = info.deviceInformation ?? deviceInformation
   }
 }

@@ -24,6 +24,12 @@ public struct Reader: Sendable, Hashable, Codable, CustomStringConvertible {
   public var availableUpdate: ReaderSoftwareUpdate?
   /// Whether this reader lives in the simulator.
   public var simulated: Bool
+  /// What the reader reported in its Device Information Service, read over GATT when it connected
+  /// (serial number, model, firmware and hardware revisions, manufacturer); `nil` before it connected,
+  /// for a reader without that service, and for simulated readers. Discovery's `serialNumber` stays the
+  /// reader's identity; `deviceSoftwareVersion` and `deviceType` come from the same firmware and model
+  /// values where the backend takes them from the service.
+  public var deviceInformation: DeviceInformation?
 
   /// The battery status derived from `batteryLevel`.
   public var batteryStatus: BatteryStatus {
@@ -34,7 +40,7 @@ public struct Reader: Sendable, Hashable, Codable, CustomStringConvertible {
   public init(
     serialNumber: String, deviceType: DeviceType, label: String? = nil, deviceSoftwareVersion: String? = nil,
     batteryLevel: Double? = nil, isCharging: Bool? = nil, locationId: String? = nil, signalStrength: Int? = nil,
-    availableUpdate: ReaderSoftwareUpdate? = nil, simulated: Bool = false
+    availableUpdate: ReaderSoftwareUpdate? = nil, simulated: Bool = false, deviceInformation: DeviceInformation? = nil
   ) {
     self.serialNumber = serialNumber
     self.deviceType = deviceType
@@ -46,6 +52,7 @@ public struct Reader: Sendable, Hashable, Codable, CustomStringConvertible {
     self.signalStrength = signalStrength
     self.availableUpdate = availableUpdate
     self.simulated = simulated
+    self.deviceInformation = deviceInformation
   }
 
   public var description: String { "\(deviceType.displayName) \(serialNumber)" }

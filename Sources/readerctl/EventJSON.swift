@@ -66,6 +66,7 @@ extension Reader {
       ("batteryLevel", .optional(batteryLevel, decimals: 3)), ("batteryStatus", .string(batteryStatus.rawValue)),
       ("isCharging", isCharging.map(JSONValue.bool) ?? .null), ("locationId", .optional(locationId)),
       ("signalStrength", signalStrength.map(JSONValue.int) ?? .null), ("simulated", .bool(simulated)),
+      ("deviceInformation", deviceInformation?.json ?? .null),
     ])
   }
 

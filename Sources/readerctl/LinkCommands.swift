@@ -149,6 +149,7 @@ enum LinkCommands {
         return fail(session, "connected, but the reader could not be saved", error)
       }
       say("Connected to \(connected) at \(connected.locationId ?? location); saved in \(storePath).")
+      if let information = connected.deviceInformation { say(information.line) }
       return session.finish(.success([("reader", connected.json)]))
     case .failure(let error)?:
       return fail(session, Interrupt.requested ? "interrupted" : "connecting failed", error)
@@ -188,6 +189,7 @@ enum LinkCommands {
     switch result.value {
     case .success(let reader?)?:
       say("Reconnected to \(reader) at \(reader.locationId ?? "?").")
+      if let information = reader.deviceInformation { say(information.line) }
       return session.finish(.success([("reader", reader.json)]))
     case .success(nil)?:
       session.console.error("readerctl: no reader saved in \(storePath); run `readerctl connect` first\n")

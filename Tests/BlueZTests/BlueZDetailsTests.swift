@@ -53,9 +53,12 @@ import Testing
     #expect(machine.handle(.reply(firmwareRead, Self.value(Array(" 1.4.2 ".utf8))), now: .zero).isEmpty)
     let done = machine.handle(.reply(batteryRead, Self.value([80])), now: .zero)
     #expect(T.calls(done) == [.startNotify(characteristic: Self.battery)])
+    let information = DeviceInformation(modelNumber: "ACME-R1", firmwareRevision: "1.4.2")
     #expect(
       T.events(done) == [
-        .didConnect(serialNumber: "STRM2-0001", info: ReaderInfo(deviceSoftwareVersion: "1.4.2", batteryLevel: 0.8))
+        .didConnect(
+          serialNumber: "STRM2-0001",
+          info: ReaderInfo(deviceSoftwareVersion: "1.4.2", batteryLevel: 0.8, deviceInformation: information))
       ])
     #expect(done.contains(.disarm(.connect("STRM2-0001"))))
     #expect(machine.deviceType(of: "STRM2-0001") == .other("ACME-R1"))
@@ -107,9 +110,52 @@ import Testing
     #expect(error.code == .bluetoothConnectTimedOut)
   }
 
-  @Test func disStringsAreBoundedAndTrimmed() {
-    #expect(Machine.text(Array(String(repeating: "x", count: 600).utf8))?.count == 64)
-    #expect(Machine.text([0, 0]) == nil)
-    #expect(Machine.text([0xFF, 0x41]) == "\u{FFFD}A")
+  @Test func everyDeviceInformationStringIsReadAndTheDiscoverySerialNumberStaysTheReadersIdentity() throws {
+    var (machine, _) = T.machine(withReader: true)
+    let start = machine.handle(.connect(serialNumber: "STRM2-0001"), now: .zero)
+    _ = machine.handle(.reply(T.requiredCallID(start, .connect(device: T.device)), T.ok), now: .zero)
+    let strings: [(String, String, [UInt8])] = [
+      ("2a24", "0002", Array("ACME-R1".utf8)), ("2a25", "0003", Array("A1B2C3\0\0".utf8)),
+      ("2a26", "0004", Array("1.4.2".utf8)), ("2a27", "0005", Array("rev B".utf8)),
+      ("2a29", "0006", Array("Acme Inc.".utf8)),
+    ]
+    for (uuid, number, _) in strings {
+      _ = machine.handle(
+        .signal(
+          .interfacesAdded(
+            path: T.device + "/service0001/char" + number,
+            interfaces: Self.characteristic("0000\(uuid)-0000-1000-8000-00805f9b34fb"))), now: .zero)
+    }
+    let resolved = machine.handle(
+      T.changed(["Connected": .boolean(true), "ServicesResolved": .boolean(true)]), now: .zero)
+    #expect(T.calls(resolved).count == 5)
+    var done: [Machine.Action] = []
+    for (_, number, bytes) in strings {
+      let read = try #require(T.callID(resolved, .readValue(characteristic: T.device + "/service0001/char" + number)))
+      done = machine.handle(.reply(read, Self.value(bytes)), now: .zero)
+    }
+    let information = DeviceInformation(
+      serialNumber: "A1B2C3", modelNumber: "ACME-R1", firmwareRevision: "1.4.2", hardwareRevision: "rev B",
+      manufacturerName: "Acme Inc.")
+    #expect(
+      T.events(done) == [
+        .didConnect(
+          serialNumber: "STRM2-0001", info: ReaderInfo(deviceSoftwareVersion: "1.4.2", deviceInformation: information))
+      ])
+    #expect(machine.deviceType(of: "STRM2-0001") == .other("ACME-R1"))
+  }
+
+  @Test func junkOrAFailedReadLeavesThatStringUnknownAndTheReaderConnects() throws {
+    var (machine, actions) = Self.resolved()
+    _ = machine.handle(
+      .reply(T.requiredCallID(actions, .readValue(characteristic: Self.model)), Self.value([0xFF, 0x41])), now: .zero)
+    _ = machine.handle(
+      .reply(
+        T.requiredCallID(actions, .readValue(characteristic: Self.firmware)),
+        Self.value(Array(String(repeating: "9", count: 65).utf8))), now: .zero)
+    let done = machine.handle(
+      .reply(T.requiredCallID(actions, .readValue(characteristic: Self.battery)), Self.value([50])), now: .zero)
+    #expect(T.events(done) == [.didConnect(serialNumber: "STRM2-0001", info: ReaderInfo(batteryLevel: 0.5))])
+    #expect(machine.deviceType(of: "STRM2-0001") == .stripeM2)
   }
 }

@@ -257,6 +257,7 @@ struct BlueZPeerTests {
     _ = try await run.connect("STRM2-0001")
     let reader = try #require(run.terminal.connectedReader)
     #expect(reader.deviceSoftwareVersion == nil && reader.batteryLevel == nil)
+    #expect(reader.deviceInformation == nil)
   }
 
   @Test func theSMPTransportCarriesWritesAndNotificationsAndARestartIsKeptFromTheTerminal() async throws {

@@ -96,6 +96,44 @@ struct BlueZSMPFaultPeerTests {
     #expect(try run.peer.smpState(device).resets == 0)
   }
 
+  @Test(arguments: [
+    "org.bluez.Error.Failed", "org.bluez.Error.NotPermitted", "org.bluez.Error.InProgress",
+    "org.bluez.Error.NotConnected",
+  ])
+  func aRebootWhoseWriteBlueZRefusesFailsAtOnceWithTheDBusError(_ name: String) async throws {
+    let (run, device) = try await Self.start(required: false)
+    defer { run.stop() }
+    _ = try await run.connect(Self.serial)
+    try run.peer.smpFault(device, "write_error", .string(name))
+    let answered = Recorder<ReaderError?>()
+    run.terminal.rebootReader { answered.append($0) }
+    // The request's timeout is three seconds: a timeout would say so, not name BlueZ's error.
+    let error = try #require(try await run.outcome(of: answered))
+    #expect(error.code == .rebootFailed)
+    guard case .dbus(let failed, _)? = error.cause else {
+      Issue.record("no D-Bus cause: \(error)")
+      return
+    }
+    #expect(failed == name)
+    #expect(run.terminal.connectedReader?.serialNumber == Self.serial)
+    #expect(try run.peer.smpState(device).resets == 0)
+  }
+
+  @Test func anInstallWhoseWritesBlueZRefusesFailsWithTheDBusErrorAndTheReaderKeepsItsVersion() async throws {
+    let (run, device) = try await Self.start(required: false)
+    defer { run.stop() }
+    let reader = try await run.connect(Self.serial)
+    #expect(reader.availableUpdate?.deviceSoftwareVersion == "1.1.0")
+    try run.peer.smpFault(device, "write_error", .string("org.bluez.Error.Failed"))
+    let installed = Recorder<ReaderError?>()
+    run.terminal.installAvailableUpdate { installed.append($0) }
+    let error = try #require(try await run.outcome(of: installed))
+    #expect(error.code == .readerSoftwareUpdateFailedInterrupted)
+    #expect(error.cause == .dbus(name: "org.bluez.Error.Failed", message: "Write failed"))
+    #expect(try run.peer.smpState(device).version == "1.0.0")
+    #expect(run.terminal.connectedReader?.availableUpdate?.deviceSoftwareVersion == "1.1.0")
+  }
+
   @Test func aReaderThatRefusesTheUploadFailsTheInstallWithTheImageGroupsResultCode() async throws {
     let (run, device) = try await Self.start(required: false)
     defer { run.stop() }

@@ -101,6 +101,24 @@ import Testing
     #expect(message.member == "WriteValue" && message.body.last?.dictionary?["type"]?.string == "command")
   }
 
+  @Test(arguments: [
+    "org.bluez.Error.Failed", "org.bluez.Error.NotPermitted", "org.bluez.Error.InProgress",
+    "org.bluez.Error.NotConnected",
+  ])
+  func aWriteBlueZRefusesIsReportedToTheTransportWithItsBytesAndTheDBusError(_ name: String) throws {
+    var machine = Self.connected()
+    let sent = machine.handle(.smpSend(serialNumber: Self.serial, bytes: [9, 8]), now: .zero)
+    let write = try #require(T.callID(sent, .writeCommand(characteristic: Self.smp, value: [9, 8])))
+    let failed = machine.handle(.reply(write, .failure(DBusError(name: name, message: "Operation failed"))), now: .zero)
+    #expect(Self.smpEvents(failed) == [.sendFailed([9, 8], .dbus(name: name, message: "Operation failed"))])
+    #expect(T.events(failed).isEmpty, "the link stands")
+    #expect(machine.maximumWriteLength(of: Self.serial) == 244)
+    let next = machine.handle(.smpSend(serialNumber: Self.serial, bytes: [7]), now: .zero)
+    let written = try #require(T.callID(next, .writeCommand(characteristic: Self.smp, value: [7])))
+    #expect(
+      Self.smpEvents(machine.handle(.reply(written, T.ok), now: .zero)).isEmpty, "a write that succeeds is silent")
+  }
+
   @Test func aLostLinkIsDownForTheTransportBeforeTheTerminalHearsIt() {
     var machine = Self.connected()
     let lost = Self.drop(&machine, reason: "org.bluez.Reason.Timeout")

@@ -187,7 +187,15 @@ struct BlueZUpdatePeerTests {
     defer { second.stop() }
     let launched = Recorder<Result<Reader?, ReaderError>>()
     second.terminal.reconnectToSavedReader(delegate: second.delegate, timeout: .seconds(10)) { launched.append($0) }
-    let reader = try await second.outcome(of: launched).get()
+    let outcome = try await second.outcome(of: launched)
+    guard case .success(let reader) = outcome else {
+      // What the second launch heard and what BlueZ was asked, so a failure says where the search stalled.
+      let adapter = String(device[..<(device.lastIndex(of: "/") ?? device.endIndex)])
+      let names = second.events.map { "\($0)".prefix(80) }.joined(separator: "; ")
+      throw BlueZPeer.Failure(
+        description: "\(outcome); events: \(names); device calls: \(try second.peer.calls(device)); "
+          + "adapter calls: \(try second.peer.calls(adapter))")
+    }
     #expect(reader?.serialNumber == Self.serial && reader?.locationId == "tml_1")
     #expect(second.terminal.connectionStatus == .connected)
     #expect(second.events.contains { if case .didFindSavedReader = $0 { true } else { false } })

@@ -114,7 +114,9 @@ import Testing
     defer { peer.stop() }
     let scratch = try Scratch()
     let store = scratch.path("last-reader.json")
-    try peer.addReader(address: "C0:00:00:00:00:01", name: "STRM2-0001", options: ["firmware": .string("1.0.0")])
+    try peer.addReader(
+      address: "C0:00:00:00:00:01", name: "STRM2-0001",
+      options: ["firmware": .string("1.0.0"), "serial": .string("A1B2C3"), "manufacturer": .string("Acme Inc.")])
     let connect = try await Self.readerctl(
       ["connect", "STRM2-0001", "--bluez", "--location", "tml_1", "--store", store], environment: peer.environment)
     #expect(connect.status == 0, "\(connect.stderr)")
@@ -122,6 +124,7 @@ import Testing
       connect.lines.map(Self.unstamped) == [
         "Looking for STRM2-0001…", "Connecting STRM2-0001 to location tml_1…",
         "Connected to Stripe Reader M2 STRM2-0001 at tml_1; saved in \(store).",
+        "Device information (read over GATT): serial number A1B2C3, firmware 1.0.0, manufacturer Acme Inc.",
       ])
     #expect(try String(contentsOfFile: store, encoding: .utf8).contains("STRM2-0001"))
     // A new process, as at an app's launch; the link BlueZ kept from the last one is taken over.
@@ -130,6 +133,10 @@ import Testing
     #expect(reconnect.status == 0, "\(reconnect.stderr)")
     #expect(reconnect.lines.last?.contains(#""event":"result","exitStatus":0,"error":null"#) == true)
     #expect(reconnect.stdout.contains(#""event":"didFindSavedReader""#))
+    #expect(
+      reconnect.lines.last?.contains(
+        #""deviceInformation":{"serialNumber":"A1B2C3","modelNumber":null,"firmwareRevision":"1.0.0","#
+          + #""hardwareRevision":null,"manufacturerName":"Acme Inc."}"#) == true, "\(reconnect.stdout)")
     // A reader that is not there: the simulated form's message and status.
     let missing = try await Self.readerctl(
       ["connect", "NOPE-1", "--bluez", "--location", "tml_1", "--store", store, "--timeout", "1"],

@@ -62,6 +62,44 @@ import Testing
     #expect(writes.flatMap { $0 } == upload.frame(sequence: 0).bytes)
   }
 
+  @Test func aFailedWriteOfTheRequestInFlightFailsItAtOnceWithTheLinksErrorAndTheNextOneGoesOut() {
+    var machine = Machine()
+    Self.ready(&machine)
+    let (first, _) = machine.submit(Self.state)
+    let (second, _) = machine.submit(Self.reset)
+    let cause = ErrorCause.dbus(name: "org.bluez.Error.NotPermitted", message: "Write not permitted")
+    #expect(
+      machine.writeFailed(Self.state.frame(sequence: 0).bytes, cause: cause) == [
+        .disarmTimeout, .completed(first, .failure(.writeFailed(cause))), .send(Self.reset.frame(sequence: 1).bytes),
+        .armTimeout(after: .seconds(3)),
+      ])
+    // A late failure of the first request's write does not touch the second one.
+    let late = machine.writeFailed(Self.state.frame(sequence: 0).bytes, cause: cause)
+    #expect(late.count == 1 && { if case .discarded = late[0] { true } else { false } }())
+    #expect(machine.requestInFlight == second)
+    #expect(machine.timeoutFired() == [.completed(second, .failure(.timedOut(.seconds(3))))])
+  }
+
+  @Test func aFailedWriteOfAnyPieceOfASplitRequestFailsIt() {
+    var machine = Machine()
+    Self.ready(&machine, writeLength: 20)
+    let upload = SMPRequest.imageUpload(offset: 64, data: Array(repeating: 7, count: 50), timeout: .seconds(5))
+    let (id, actions) = machine.submit(upload)
+    let writes = actions.compactMap { action -> [UInt8]? in if case .send(let bytes) = action { bytes } else { nil } }
+    let cause = ErrorCause.dbus(name: "org.bluez.Error.Failed", message: "")
+    #expect(
+      machine.writeFailed(writes[writes.count - 1], cause: cause).contains(
+        .completed(id, .failure(.writeFailed(cause)))))
+    #expect(machine.isIdle)
+  }
+
+  @Test func aWriteFailureBecomesAReaderErrorWithTheDBusErrorAsCause() {
+    let cause = ErrorCause.dbus(name: "org.bluez.Error.InProgress", message: "In Progress")
+    let error = SMPFailure.writeFailed(cause).readerError(.rebootFailed, "the reset")
+    #expect(error.cause == cause)
+    #expect(error.message.contains("org.bluez.Error.InProgress"))
+  }
+
   @Test func aResponseSplitOverNotificationsCompletesOnceWhole() {
     var machine = Machine()
     Self.ready(&machine)

@@ -44,6 +44,32 @@ import Testing
     #expect(error.cause == .smp(rc: 10, group: nil))
   }
 
+  @Test func aRebootWhoseWriteFailsEndsAtOnceWithTheDBusErrorAndWithdrawsTheExpectation() {
+    var machine = Self.machine()
+    _ = machine.reboot()
+    let cause = ErrorCause.dbus(name: "org.bluez.Error.NotConnected", message: "Not Connected")
+    let actions = machine.transport(.sendFailed(Self.reset.frame(sequence: 0).bytes, cause))
+    #expect(actions.prefix(2) == [.disarm(.response), .expectLinkLoss(nil)])
+    guard case .report(.rebootResponse(_, let error?)) = actions.last else { Issue.record("\(actions)"); return }
+    #expect(error.code == .rebootFailed)
+    #expect(error.cause == cause)
+    #expect(machine.isIdle)
+  }
+
+  @Test func anInstallWhoseWriteFailsEndsAsInterruptedWithTheDBusError() {
+    var machine = Self.machine()
+    let started = machine.install(image: TestImages.image(), version: "1.1.0")
+    let write = started.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }.first
+    let cause = ErrorCause.dbus(name: "org.bluez.Error.Failed", message: "")
+    // The parameters request is optional; the image state request that follows is not.
+    let next = machine.transport(.sendFailed(write ?? [], cause))
+    let stateWrite = next.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }.first
+    let actions = machine.transport(.sendFailed(stateWrite ?? [], cause))
+    guard case .report(.updateFinished(_, let error?)) = actions.last else { Issue.record("\(actions)"); return }
+    #expect(error.code == .readerSoftwareUpdateFailedInterrupted)
+    #expect(error.cause == cause)
+  }
+
   @Test func aRebootWithoutAnAnswerFailsAndWithdrawsTheExpectation() {
     var machine = Self.machine()
     _ = machine.reboot()

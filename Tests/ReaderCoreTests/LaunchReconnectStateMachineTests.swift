@@ -55,7 +55,7 @@ private func searching() -> LaunchReconnectStateMachine {
       ])
     #expect(!machine.isSearching)
     #expect(machine.readersReported([found]) == [], "found once")
-    #expect(machine.timedOut() == [], "the timeout bounds the search only")
+    #expect(machine.timedOut(heard: []) == [], "the timeout bounds the search only")
     #expect(machine.discoveryEnded(nil) == [], "its discovery ended because the reader was found")
     #expect(machine.connectFinished(.success(found)) == [.finish(.success(found))])
     #expect(machine.connectFinished(.success(found)) == [], "finished once")
@@ -66,9 +66,21 @@ private func searching() -> LaunchReconnectStateMachine {
     let error = ReaderError(
       .readerNotFound, "the saved reader was not found before the timeout",
       context: ["serialNumber": "STRM2-0001", "timeout": "30"])
-    #expect(machine.timedOut() == [.stopDiscovery(error)])
+    #expect(
+      machine.timedOut(heard: [Reader(serialNumber: "WPC32-9", deviceType: .wisePad3)]) == [.stopDiscovery(error)])
     #expect(machine.discoveryEnded(error) == [.disarmTimeout, .finish(.failure(error))])
     #expect(machine.discoveryEnded(error) == [])
+  }
+
+  @Test func theSavedReaderHeardWhenTheTimeoutFiresIsConnectedInsteadOfFailing() throws {
+    let settings = try ConnectionSettings(locationId: "tml_1", autoReconnect: false)
+    var machine = searching()
+    let heard = [Reader(serialNumber: "WPC32-9", deviceType: .wisePad3), found]
+    #expect(
+      machine.timedOut(heard: heard) == [
+        .report(.didFindSavedReader(found)), .disarmTimeout, .connect(found, settings),
+      ])
+    #expect(machine.timedOut(heard: []) == [], "decided once")
   }
 
   @Test func cancellingWhileSearchingEndsTheSearchFirst() {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import ReaderCore
@@ -75,6 +76,22 @@ private final class RunLog: Sendable {
       scheduler.execute { continuation.resume(returning: (scheduler.isCurrent, other.isCurrent)) }
     }
     #expect(seen == (true, false))
+  }
+
+  @Test func aTimerFiresOnTimeWhileEveryThreadOfTheCooperativePoolIsHeld() async {
+    // Every pool thread blocks until the timer lets it go (or ten seconds pass): a timer woken through
+    // the pool could not fire before the ten seconds were up.
+    let scheduler = LiveScheduler()
+    let holders = ProcessInfo.processInfo.activeProcessorCount + 2
+    let release = DispatchSemaphore(value: 0)
+    let started = ContinuousClock.now
+    scheduler.schedule(after: .milliseconds(50)) { for _ in 0..<holders { release.signal() } }
+    let released = await withTaskGroup(of: Bool.self) { group in
+      for _ in 0..<holders { group.addTask { release.wait(timeout: .now() + .seconds(10)) == .success } }
+      return await group.reduce(into: 0) { count, released in count += released ? 1 : 0 }
+    }
+    #expect(released == holders)
+    #expect(ContinuousClock.now - started < .seconds(5))
   }
 }
 

@@ -1,3 +1,5 @@
+import ReaderCore
+
 /// The SMP client of one reader, as a pure machine: requests wait in line, one is in flight at a time
 /// (Zephyr's SMP server answers requests in order, one by one), each gets the next sequence number, and
 /// a response is matched to it by operation, group, command and sequence number.
@@ -14,6 +16,9 @@
 ///   `SMPReassembler`); the request in flight then times out unless a good answer follows.
 /// - A non-zero `rc`, or an `err` map with a non-zero `rc`, fails the request with `rejected`;
 ///   `rc: 0` and a missing `rc` are success (Zephyr's "minimal response" rule).
+/// - A write that the link reports failed (one of the request in flight's writes) fails that request
+///   at once with `writeFailed` and the link's error: the reader never got it, so no answer will come.
+///   A failed write of a request already over is dropped.
 /// - When the link goes down, the request in flight and every queued one fail with `linkDown`; a
 ///   request made while the link is down fails at once.
 ///
@@ -43,6 +48,8 @@ package struct SMPClientStateMachine: Sendable {
     var id: RequestID
     var request: SMPRequest
     var sequence: UInt8
+    /// The writes it was sent in, to tell a failed write of its own from one of an earlier request.
+    var writes: [[UInt8]]
   }
 
   private var maximumWriteLength: Int?
@@ -117,6 +124,17 @@ package struct SMPClientStateMachine: Sendable {
     return [.completed(current.id, .failure(.timedOut(current.request.timeout)))] + sendNext()
   }
 
+  /// A write to the link failed with `cause`: the request in flight fails at once if `bytes` were one
+  /// of its writes; otherwise the failure is dropped (its request is over already).
+  package mutating func writeFailed(_ bytes: [UInt8], cause: ErrorCause) -> [Action] {
+    guard let current = inFlight, current.writes.contains(bytes) else {
+      return [.discarded("a failed write of \(bytes.count) byte(s) that no request in flight made (\(cause))")]
+    }
+    inFlight = nil
+    reassembler.reset()
+    return [.disarmTimeout, .completed(current.id, .failure(.writeFailed(cause)))] + sendNext()
+  }
+
   /// Drops a request that waits in line (one in flight cannot be called back; it runs to its end).
   /// Returns whether it was waiting.
   package mutating func withdraw(_ id: RequestID) -> Bool {
@@ -175,8 +193,8 @@ package struct SMPClientStateMachine: Sendable {
     let (id, request) = queue.removeFirst()
     let sequence = nextSequence
     nextSequence &+= 1
-    inFlight = InFlight(id: id, request: request, sequence: sequence)
     let writes = request.frame(sequence: sequence).fragments(maximumWriteLength: writeLength)
+    inFlight = InFlight(id: id, request: request, sequence: sequence, writes: writes)
     return writes.map { .send($0) } + [.armTimeout(after: request.timeout)]
   }
 }

@@ -13,6 +13,9 @@ public enum SMPFailure: Error, Sendable, Hashable, CustomStringConvertible {
   case timedOut(Duration)
   /// The link went down before the answer came (or was down when the request was made).
   case linkDown
+  /// A write of the request to the link failed, so the reader never got it; `cause` is the
+  /// backend's error (for BlueZ, the D-Bus error `WriteValue` answered with).
+  case writeFailed(ErrorCause)
 
   /// The fault as an `ErrorCause`: the SMP rc and group for a rejection.
   public var cause: ErrorCause {
@@ -21,6 +24,7 @@ public enum SMPFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case .malformedResponse(let text): .other(text)
     case .timedOut(let after): .other("no answer within \(after)")
     case .linkDown: .other("link down")
+    case .writeFailed(let cause): cause
     }
   }
 
@@ -34,6 +38,7 @@ public enum SMPFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case .malformedResponse(let text): return "the reader's answer is malformed: \(text)"
     case .timedOut(let after): return "the reader did not answer within \(after.formattedSeconds)"
     case .linkDown: return "the link to the reader went down"
+    case .writeFailed(let cause): return "the request could not be written to the reader: \(cause)"
     }
   }
 

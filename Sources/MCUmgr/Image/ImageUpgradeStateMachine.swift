@@ -380,8 +380,9 @@ package struct ImageUpgradeStateMachine {
 
   private func fail(_ failure: SMPFailure, _ what: String, step: String) -> ReaderError {
     let code: ReaderError.Code =
-      if case .timedOut = failure { .readerSoftwareUpdateFailedInterrupted } else {
-        .readerSoftwareUpdateFailedReaderError
+      switch failure {
+      case .timedOut, .writeFailed: .readerSoftwareUpdateFailedInterrupted  // The reader did not get or answer it.
+      case .rejected, .malformedResponse, .linkDown: .readerSoftwareUpdateFailedReaderError
       }
     return failure.readerError(code, what, context: context.merging(["step": step]) { $1 })
   }

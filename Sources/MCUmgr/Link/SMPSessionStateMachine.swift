@@ -103,6 +103,8 @@ package struct SMPSessionStateMachine {
       return actions + startNext()
     case .received(let bytes):
       return perform(client.received(bytes))
+    case .sendFailed(let bytes, let cause):
+      return perform(client.writeFailed(bytes, cause: cause))
     case .down:
       var actions = perform(client.linkDown())
       switch current {

@@ -1,3 +1,5 @@
+import ReaderCore
+
 /// Something an `SMPTransport` reports, always on the terminal's `Scheduler`, one at a time.
 public enum SMPTransportEvent: Sendable, Hashable {
   /// The link to the reader is up and usable for SMP: the GATT services are resolved and notifications
@@ -9,6 +11,11 @@ public enum SMPTransportEvent: Sendable, Hashable {
   /// (rarely) the end of one and the start of the next. Nothing is delivered between `down` and the
   /// next `ready`.
   case received([UInt8])
+  /// A `send` of these bytes failed (BlueZ: `WriteValue` answered with an error such as
+  /// `org.bluez.Error.Failed`, `NotPermitted`, `InProgress` or `NotConnected`; `cause` carries its
+  /// name): they never reached the reader, so the request they belong to fails at once instead of
+  /// waiting for its timeout. Reported once per failed `send`, in the order of the sends.
+  case sendFailed([UInt8], ErrorCause)
   /// The link went down, whatever the reason (out of range, reader reset, adapter off, our own
   /// disconnect). Reported before the radio reports the loss to the terminal (if it does), so that a
   /// reset the reader was asked for is answered first.
@@ -51,8 +58,9 @@ public enum SMPLinkLossExpectation: Sendable, Hashable {
 ///   before reporting `didDisconnect` to the terminal.
 /// - **Sending.** `send` writes its bytes as they are, in order, as one write without response
 ///   (BlueZ: `WriteValue` with `type: "command"`, or the `AcquireWrite` socket). The SMP link never
-///   passes more than `maximumWriteLength` bytes at once. A write that fails is dropped (the SMP link
-///   times the request out); a send while the link is down is dropped.
+///   passes more than `maximumWriteLength` bytes at once. A write that fails is reported with
+///   `.sendFailed` (its bytes and the backend's error), and the SMP link fails the request it carried
+///   at once; a send while the link is down is dropped.
 /// - **Expected losses.** `expectLinkLoss(_:)` says how to read the next loss of the link; see
 ///   `SMPLinkLossExpectation`. While `.restart` is set, a loss is not reported to the terminal: deliver
 ///   `.down` to the transport, reconnect to the same device (bounded waits for `ServicesResolved`,

@@ -198,6 +198,16 @@ package struct DiscoveryStateMachine {
     }
   }
 
+  /// Reports at once, as a tick would, the readers the scan heard up to `now`: for a search whose time
+  /// is up by its owner's timeout (reconnect at launch), so that a reader recorded since the last tick
+  /// still counts, as it does at the scan's own timeout. Nothing when no scan runs.
+  package mutating func reportNow(now: Duration) -> [Action] {
+    guard case .running(var run) = state, case .bluetoothScan = run.method else { return [] }
+    state = .idle  // Taken out while it changes, so its collections are not copied.
+    defer { state = .running(run) }
+    return scanReport(&run, now: now)
+  }
+
   /// Ends the discovery because it was cancelled (`canceled`), a reader is being connected (`nil`),
   /// or the radio went off. Nothing when none runs.
   package mutating func finish(_ error: ReaderError?) -> [Action] {

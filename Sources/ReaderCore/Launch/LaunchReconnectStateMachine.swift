@@ -93,9 +93,13 @@ package struct LaunchReconnectStateMachine {
     return [.report(.didFindSavedReader(reader)), .disarmTimeout, .connect(reader, settings)]
   }
 
-  /// The search found nothing in time.
-  package mutating func timedOut() -> [Action] {
+  /// The search's time is up. `heard` is what its discovery heard up to this moment, reported just now:
+  /// a reader heard before the timeout fired counts even though no tick reported it yet (on a busy
+  /// host the timeout's wake-up can run before the work that would have reported it). The saved
+  /// reader among them is connected; otherwise the search ends with `readerNotFound`.
+  package mutating func timedOut(heard: [Reader]) -> [Action] {
     guard case .searching(let saved, _) = state else { return [] }
+    if heard.contains(where: { $0.serialNumber == saved.serialNumber }) { return readersReported(heard) }
     return [
       .stopDiscovery(
         ReaderError(

@@ -8,6 +8,11 @@ import Dispatch
 
 /// A `Scheduler` on real time: work runs on one serial dispatch queue, waits go through `clock`.
 ///
+/// On `ContinuousClock` (the default) timers are woken by a thread of their own (one for the process),
+/// never through Swift's cooperative pool: a timer fires on time even while the pool's threads are all
+/// held, so it cannot run late behind work that arrived after its deadline. With another clock (a
+/// `VirtualClock` in tests) the wait is a `Task` sleeping on that clock.
+///
 /// Work is kept in the same ordered queue as `VirtualClock`'s, on (deadline, submission): whichever
 /// wake-up comes first runs everything due by then in that order, so work due at the same instant
 /// runs in submission order however the waits end. Use it for real hardware; use `VirtualClock` for
@@ -41,6 +46,10 @@ public final class LiveScheduler<C: Clock>: Scheduler, Sendable where C.Duration
     let handle = work.withLock { $0.push(deadline: deadline, body) }
     if delay <= .zero {
       queue.async { self.runDue() }
+    } else if let wake = start.advanced(by: deadline) as? ContinuousClock.Instant,
+      WakeUpThread.shared.wake(at: wake, { self.queue.async { self.runDue() } })
+    {
+      // Woken by the wake-up thread.
     } else {
       let (clock, wake) = (self.clock, start.advanced(by: deadline))
       Task {

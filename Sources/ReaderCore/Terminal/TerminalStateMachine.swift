@@ -281,7 +281,12 @@ package struct TerminalStateMachine {
     case .link(let timer):
       route(link.timerFired(timer))
     case .launchTimeout:
-      feedLaunch { $0.timedOut() }
+      // The search decides on every reader heard up to now: those recorded since the last tick are
+      // reported first, as the scan's own timeout does.
+      guard launch?.machine.isSearching == true else { return }
+      route(discovery.reportNow(now: now), owner: discoveryOwner)
+      let heard = discovery.discoveredReaders
+      feedLaunch { $0.timedOut(heard: heard) }
     case .install(let timer):
       route(updates.timerFired(timer, now: now))
     case .updateCheck:

@@ -28,15 +28,20 @@ public struct ReaderInfo: Sendable, Hashable {
   public var isCharging: Bool?
   /// The label the merchant gave the reader.
   public var label: String?
+  /// What the reader reported in its Device Information Service, when the backend read it (see
+  /// `Reader.deviceInformation`).
+  public var deviceInformation: DeviceInformation?
 
   /// Creates a details value.
   public init(
-    deviceSoftwareVersion: String? = nil, batteryLevel: Double? = nil, isCharging: Bool? = nil, label: String? = nil
+    deviceSoftwareVersion: String? = nil, batteryLevel: Double? = nil, isCharging: Bool? = nil, label: String? = nil,
+    deviceInformation: DeviceInformation? = nil
   ) {
     self.deviceSoftwareVersion = deviceSoftwareVersion
     self.batteryLevel = batteryLevel
     self.isCharging = isCharging
     self.label = label
+    self.deviceInformation = deviceInformation
   }
 }
 

@@ -29,6 +29,7 @@ struct TransportRecordLine: Codable {
     var batteryLevel: Double?
     var isCharging: Bool?
     var label: String?
+    var deviceInformation: DeviceInformation?
   }
 
   /// A `ReaderError`: its code by name, message, context, and cause.
@@ -230,12 +231,13 @@ extension TransportRecordLine.Info {
   init(_ info: ReaderInfo) {
     self.init(
       deviceSoftwareVersion: info.deviceSoftwareVersion, batteryLevel: info.batteryLevel, isCharging: info.isCharging,
-      label: info.label)
+      label: info.label, deviceInformation: info.deviceInformation)
   }
 
   var readerInfo: ReaderInfo {
     ReaderInfo(
-      deviceSoftwareVersion: deviceSoftwareVersion, batteryLevel: batteryLevel, isCharging: isCharging, label: label)
+      deviceSoftwareVersion: deviceSoftwareVersion, batteryLevel: batteryLevel, isCharging: isCharging, label: label,
+      deviceInformation: deviceInformation)
   }
 }
 

@@ -7,7 +7,9 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
   AddAdapter(name, powered) -> path           an Adapter1 with Powered and PowerState
   SetAdapterPower(name, powered, power_state) power off (links drop) or on; 'off-blocked' is rfkill
   AddReader(adapter, address, name, rssi, uuids, options) -> path
-      options (a{sv}): model, serial, firmware, manufacturer (s), battery (y), gatt (b, default true),
+      options (a{sv}): model, serial, firmware, hardware, manufacturer (s: Device Information strings),
+      dis_raw (a{say}: a DIS value as raw bytes, e.g. not UTF-8), dis_fail (as: DIS values whose ReadValue
+      raises org.bluez.Error.NotPermitted), battery (y), gatt (b, default true),
       connect_delay_ms, resolve_delay_ms (u), advertise_ms (u: RSSI re-announced that often while
       discovering; 0 = never), sink (b: the SMP characteristic takes writes and answers nothing, for
       measuring the raw write rate), smp_notify_error (s: StartNotify on the SMP characteristic raises
@@ -27,7 +29,8 @@ bluez5's agent and profile managers and adds, on the interface org.readerkit.Pee
       1 s), wrong_sequence_count (u), wrong_sequence_after_fraction (d: the answer to the first chunk
       sent once the upload reached it carries another sequence number), fail_confirm (b),
       boots_old_image (b), malformed_answer ((group, command)), refuse ((group, command, rc)),
-      boot_ms (u: how long a reset keeps the reader away)
+      boot_ms (u: how long a reset keeps the reader away), write_error (s: every WriteValue on the SMP
+      characteristic raises this D-Bus error, e.g. org.bluez.Error.NotPermitted; '' writes again)
   SMPState(path) -> a{sv}                     the SMP device: hash (ay), version (s), confirmed (b),
       resets (u), upload_offsets (at: the offsets of the upload chunks it was sent), requests (u)
 
@@ -69,7 +72,7 @@ PROPS_IFACE = dbus.PROPERTIES_IFACE
 DIS = '0000180a-0000-1000-8000-00805f9b34fb'
 BAS = '0000180f-0000-1000-8000-00805f9b34fb'
 DIS_CHARS = {'model': '00002a24-0000-1000-8000-00805f9b34fb', 'serial': '00002a25-0000-1000-8000-00805f9b34fb',
-             'firmware': '00002a26-0000-1000-8000-00805f9b34fb',
+             'firmware': '00002a26-0000-1000-8000-00805f9b34fb', 'hardware': '00002a27-0000-1000-8000-00805f9b34fb',
              'manufacturer': '00002a29-0000-1000-8000-00805f9b34fb'}
 BATTERY_LEVEL = '00002a19-0000-1000-8000-00805f9b34fb'
 SMP_SERVICE = '8d53dc1d-1db7-4cd3-868b-8a527460aa84'
@@ -285,6 +288,8 @@ def AddReader(_self, adapter_name, address, name, rssi, uuids, options):
         'mtu': int(options.get('mtu', 247)),
         'writes': [],
         'dis': {k: str(options[k]) for k in DIS_CHARS if k in options},
+        'dis_raw': {str(k): bytes(v) for k, v in options.get('dis_raw', {}).items()},
+        'dis_fail': [str(k) for k in options.get('dis_fail', [])],
         'battery': int(options['battery']) if 'battery' in options else None,
         'boot_ms': int(options.get('boot_ms', 300)),
         'smp_notify_error': str(options['smp_notify_error']) if 'smp_notify_error' in options else None,
@@ -380,6 +385,10 @@ def SetBattery(_self, path, level):
 
 # GATT
 
+def refused_read():
+    raise dbus.exceptions.DBusException('Read not permitted', name='org.bluez.Error.NotPermitted')
+
+
 def ReadValue(char, _options):
     return dbus.Array([dbus.Byte(b) for b in STATE[char.path]['read']()], signature='y')
 
@@ -432,6 +441,8 @@ def WriteValue(char, value, options):
     (after its answer_delay) and its link action carried out.'''
     device = STATE[char.path]['gatt_of'].rsplit('/', 1)[0]
     state = STATE[device]
+    if state.get('write_error'):
+        raise dbus.exceptions.DBusException('Write failed', name=state['write_error'])
     state['writes'].append(bytes(value))
     smp = state.get('smp_device')
     if smp is None:
@@ -493,6 +504,8 @@ def SetSMPFault(_self, path, name, value):
     smp = state['smp_device']
     if name == 'boot_ms':
         state['boot_ms'] = int(value)
+    elif name == 'write_error':
+        state['write_error'] = str(value)
     elif name == 'malformed_answer':
         smp.malformed_answer = tuple(int(x) for x in value)
     elif name == 'refuse':
@@ -550,10 +563,14 @@ def add_gatt(path):
     state = STATE[path]
     if state['smp']:
         add_smp(path)
-    if state['dis']:
+    if state['dis'] or state['dis_raw'] or state['dis_fail']:
         service = add_service(path, 1, DIS)
         for number, (key, uuid) in enumerate(DIS_CHARS.items(), start=2):
-            if key == 'firmware' and key in state['dis']:
+            if key in state['dis_fail']:
+                add_characteristic(service, number, uuid, ['read'], refused_read)
+            elif key in state['dis_raw']:
+                add_characteristic(service, number, uuid, ['read'], lambda key=key: state['dis_raw'][key])
+            elif key == 'firmware' and key in state['dis']:
                 add_characteristic(service, number, uuid, ['read'], lambda: firmware_of(path).encode('utf-8'))
             elif key in state['dis']:
                 add_characteristic(service, number, uuid, ['read'],
