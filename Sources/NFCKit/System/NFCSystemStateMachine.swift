@@ -99,6 +99,16 @@ struct NFCSystemStateMachine {
 
   /// Handles one input and every follow-up it leads to; returns the actions, in order.
   mutating func handle(_ input: Input) -> [Action] {
+    var actions: [Action] = []
+    handle(input, into: &actions)
+    return actions
+  }
+
+  /// Handles one input and every follow-up it leads to; appends the actions to `out`, in order. A
+  /// driver that hands back the same emptied buffer each time allocates no array per input.
+  mutating func handle(_ input: Input, into out: inout [Action]) {
+    swap(&actions, &out)
+    defer { swap(&actions, &out) }
     step(input)
     var next = 0
     while next < followUps.count {
@@ -107,8 +117,6 @@ struct NFCSystemStateMachine {
       step(followUp)
     }
     followUps.removeAll(keepingCapacity: true)
-    defer { actions = [] }
-    return actions
   }
 
   // MARK: Inputs

@@ -13,6 +13,11 @@ struct SessionLine {
     live.insert(id)
   }
 
+  /// Whether the session is in line.
+  func contains(_ id: UInt64) -> Bool {
+    live.contains(id)
+  }
+
   /// Removes a session from anywhere in line; returns whether it was there.
   mutating func remove(_ id: UInt64) -> Bool {
     live.remove(id) != nil
