@@ -14,8 +14,11 @@ import Synchronization
 /// asks for it: a session that waits in line, or one that has nothing to deliver, costs no queue. Until
 /// the app asks for it (`sessionQueue`), only deliveries run on it, so a delivery made from inside
 /// another is recognised by its thread, and the queue carries no queue-specific value (whose release
-/// would wake a worker thread when the queue is freed). It is held inline by the session's core, so a
-/// session costs no object for it.
+/// would wake a worker thread when the queue is freed). Such a queue goes back to a small pool when its
+/// session is freed, and the next session that delivers takes it: it carries no queue-specific value and
+/// has run nothing but deliveries, all finished, so nobody can tell it was used before, and a run of
+/// sessions one after another makes no queue each. It is held inline by the session's core, with
+/// atomics instead of a lock, so a session costs no object and no lock for it.
 struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
   /// The private queues' label: one string for all, so making a queue formats nothing.
@@ -23,6 +26,9 @@ struct DeliveryQueue: ~Copyable, Sendable {
 
   /// The last token handed out; also serializes reading and setting a queue's token.
   private static let tokens = Locked<UInt64>(0)
+  /// Private queues of sessions gone, that only deliveries ever ran on, for the next sessions to use.
+  private static let spares = Locked<[DispatchQueue]>([])
+  private static let maximumSpares = 16
 
   /// The queue once made or given: a retained `DispatchQueue`'s address, 0 until then. Atomic rather
   /// than behind a lock, so a session costs no lock for its queue.
@@ -40,7 +46,9 @@ struct DeliveryQueue: ~Copyable, Sendable {
 
   deinit {
     let address = queueAddress.load(ordering: .acquiring)
-    if address != 0 { Self.unmanaged(address).release() }
+    guard address != 0 else { return }
+    let queue = Self.unmanaged(address).takeRetainedValue()
+    if exposedToken.load(ordering: .acquiring) == 0 { Self.recycle(queue) }
   }
 
   /// The queue callbacks run on; from now on the app may run work on it too.
@@ -79,13 +87,13 @@ struct DeliveryQueue: ~Copyable, Sendable {
   private func resolve(exposing: Bool) -> (queue: DispatchQueue, token: UInt64?) {
     var address = queueAddress.load(ordering: .acquiring)
     if address == 0 {
-      let made = Self.retainedAddress(DispatchQueue(label: Self.label))
+      let made = Self.retainedAddress(Self.spares.withLock { $0.popLast() } ?? DispatchQueue(label: Self.label))
       let (exchanged, current) = queueAddress.compareExchange(
         expected: 0, desired: made, ordering: .acquiringAndReleasing)
       if exchanged {
         address = made
       } else {
-        Self.unmanaged(made).release()  // Another thread made it first.
+        Self.recycle(Self.unmanaged(made).takeRetainedValue())  // Another thread made one first.
         address = current
       }
     }
@@ -97,6 +105,13 @@ struct DeliveryQueue: ~Copyable, Sendable {
       exposedToken.store(token, ordering: .releasing)
     }
     return (queue, token == 0 ? nil : token)
+  }
+
+  /// Keeps a private queue nobody but the deliveries has run on, for the next session that needs one.
+  private static func recycle(_ queue: DispatchQueue) {
+    spares.withLock { spares in
+      if spares.count < maximumSpares { spares.append(queue) }
+    }
   }
 
   private static func retainedAddress(_ queue: DispatchQueue) -> UInt {

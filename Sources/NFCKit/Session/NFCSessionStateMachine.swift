@@ -436,15 +436,20 @@ struct NFCSessionStateMachine {
     case .active(let active):
       state = .invalidated(error)
       var actions: [Action] = [.stopPolling(active.round), .dismissSheet(errorMessage: errorMessage)]
+      actions.reserveCapacity(5)
       if mode.handsOutTags, !active.tags.isEmpty {
         actions.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
       }
-      actions += completions(
-        of: active.pending,
-        with: NFCReaderError(
-          .readerTransceiveErrorSessionInvalidated, "the session was invalidated during the operation",
-          context: ["reason": "sessionInvalidated"]))
-      return actions + [.didInvalidate(error), .release]
+      if !active.pending.isEmpty {
+        actions += completions(
+          of: active.pending,
+          with: NFCReaderError(
+            .readerTransceiveErrorSessionInvalidated, "the session was invalidated during the operation",
+            context: ["reason": "sessionInvalidated"]))
+      }
+      actions.append(.didInvalidate(error))
+      actions.append(.release)
+      return actions
     case .invalidated, .updating:
       return []
     }

@@ -88,7 +88,7 @@ struct NFCSessionLineStateMachine {
     if state == .running(id) {
       return [.disarmTimeout(id)] + next()
     }
-    guard waiting.remove(id) || leaving.remove(id) != nil else { return [] }
+    guard waiting.remove(id) || (!leaving.isEmpty && leaving.remove(id) != nil) else { return [] }
     return [.disarmTimeout(id)]
   }
 
@@ -122,7 +122,7 @@ struct NFCSessionLineStateMachine {
 
   /// Whether the session was begun and not yet released: it holds the radio, waits, or was ended in line.
   private func isMember(_ id: SessionID) -> Bool {
-    state == .running(id) || waiting.contains(id) || leaving.contains(id)
+    state == .running(id) || waiting.contains(id) || (!leaving.isEmpty && leaving.contains(id))
   }
 
   private mutating func next() -> [Action] {

@@ -122,8 +122,9 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   /// The session an action is for: a begun one the system keeps, or the caller.
   private func session(_ id: UInt64, _ caller: NFCNDEFReaderSession?) -> NFCNDEFReaderSession? {
-    if let session = live[id] { return session }
-    return caller?.identifier == id ? caller : nil
+    // Identifiers are unique in a system, so a caller with the identifier is the session kept, if any.
+    if let caller, caller.identifier == id { return caller }
+    return live[id]
   }
 
   private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {

@@ -15,12 +15,12 @@ struct SessionLine {
 
   /// Whether the session is in line.
   func contains(_ id: UInt64) -> Bool {
-    live.contains(id)
+    !live.isEmpty && live.contains(id)
   }
 
   /// Removes a session from anywhere in line; returns whether it was there.
   mutating func remove(_ id: UInt64) -> Bool {
-    live.remove(id) != nil
+    !live.isEmpty && live.remove(id) != nil
   }
 
   /// Takes the session at the front.
