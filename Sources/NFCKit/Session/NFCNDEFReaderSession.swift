@@ -122,7 +122,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public var sessionQueue: DispatchQueue { core.delivery.queue }
 
   /// Whether the session polls: from `didBecomeActive` until it ends (or `invalidate()` is called).
-  public var isReady: Bool { core.shared.withLock { $0.phase == .ready } }
+  public var isReady: Bool { core.withShared { $0.phase == .ready } }
 
   /// Whether the session reports tags to the app (a read-write session) rather than messages. For a
   /// delegate that does not adopt ``NFCNDEFReaderSessionTagDelegate`` it is known at the first
@@ -132,10 +132,10 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// The text on the system's scan sheet. Set it before `begin()`, or at any time while the session
   /// runs: the sheet shows the change at once.
   public var alertMessage: String {
-    get { core.shared.withLock { $0.alertMessage } }
+    get { core.withShared { $0.alertMessage } }
     set {
       // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
-      core.shared.withLock { front in
+      core.withShared { front in
         front.alertMessage = newValue
         run { engine in engine.setAlertMessage(newValue, of: self) }
       }
@@ -151,7 +151,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func begin() -> NFCReaderError? {
     // Submitted under the lock with the alert message as it stands, so an `alertMessage` set on another
     // thread reaches the session either with `begin()` or after it, never before it and lost.
-    let phase = core.shared.withLock { front -> Phase in
+    let phase = core.withShared { front -> Phase in
       let phase = front.phase
       if phase == .created {
         front.phase = .begun
@@ -243,15 +243,15 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   /// Marks the session ready unless the app invalidated it meanwhile.
   func markReady() {
-    core.shared.withLock { if $0.phase == .begun { $0.phase = .ready } }
+    core.withShared { if $0.phase == .begun { $0.phase = .ready } }
   }
 
   func markInvalidated() {
-    core.shared.withLock { $0.phase = .invalidated }
+    core.withShared { $0.phase = .invalidated }
   }
 
   private func invalidate(showing errorMessage: String?) {
-    core.shared.withLock { front in
+    core.withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
       run { engine in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }

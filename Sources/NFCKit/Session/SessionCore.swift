@@ -6,8 +6,9 @@ import Synchronization
 /// itself lives in the system's machine (`NFCSystemStateMachine`), by identifier.
 ///
 /// Confinement: `completions` and `tags` are touched only on the system's scheduler, by the engine, one
-/// work item at a time — which is what makes this `@unchecked Sendable`. The rest is immutable, atomic
-/// or behind the session's one lock (`shared`), which also guards the session's phase and alert message.
+/// work item at a time; the shared state (the session's phase, alert message and observers) is touched
+/// only under the system's lock for this session (`withShared`) — which is what makes this
+/// `@unchecked Sendable`. The rest is immutable or atomic.
 final class SessionCore: @unchecked Sendable {
   typealias Completion = @Sendable (NFCSessionStateMachine.Outcome) -> Void
 
@@ -37,8 +38,8 @@ final class SessionCore: @unchecked Sendable {
   var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
 
   let operations = Atomic<UInt64>(0)
-  /// The session's one lock: a session waiting in line costs one lock, whatever it is asked.
-  let shared = Locked(Shared())
+  /// Guarded by the system's lock for this session (`withShared`).
+  private var sharedState = Shared()
   /// The mode as last settled (`Self.code(of:)`), for `detectsTags` on any thread.
   private let settledMode: Atomic<UInt8>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
@@ -50,6 +51,12 @@ final class SessionCore: @unchecked Sendable {
     self.delivery = delivery
     self.initialMode = mode
     self.settledMode = Atomic(Self.code(of: mode))
+  }
+
+  /// Runs `body` with what the app's threads and the engine share, under the system's lock for this
+  /// session (see `SessionLocks`): `body` must not call out.
+  func withShared<Result: Sendable>(_ body: (inout Shared) -> Result) -> Result {
+    engine.sessionLocks.withLock(for: id) { body(&sharedState) }
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).
@@ -77,7 +84,7 @@ final class SessionCore: @unchecked Sendable {
 
   /// Adds an observer of this session's events; `nil` when the session has already ended.
   func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
-    let registry = shared.withLock { state -> ObserverRegistry<NFCReaderEvent>? in
+    let registry = withShared { state -> ObserverRegistry<NFCReaderEvent>? in
       guard !state.finished else { return nil }
       if state.observers == nil { state.observers = ObserverRegistry() }
       return state.observers
@@ -86,7 +93,7 @@ final class SessionCore: @unchecked Sendable {
   }
 
   func removeObserver(_ token: UInt64) {
-    shared.withLock { $0.observers }?.remove(token)
+    withShared { $0.observers }?.remove(token)
   }
 
   /// Calls the observers with `event` in registration order; after the session's last event, none
@@ -94,7 +101,7 @@ final class SessionCore: @unchecked Sendable {
   func publish(_ event: NFCReaderEvent) {
     let last: Bool
     if case .didInvalidate = event.kind { last = true } else { last = false }
-    let registry = shared.withLock { state in
+    let registry = withShared { state in
       if last { state.finished = true }
       return state.observers
     }

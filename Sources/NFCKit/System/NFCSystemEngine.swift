@@ -18,11 +18,13 @@ final class NFCSystemEngine: @unchecked Sendable {
   let scheduler: any Scheduler
   let snapshot = Locked(Snapshot())
   let observers = ObserverRegistry<NFCReaderEvent>()
+  /// The locks of the sessions' shared state.
+  let sessionLocks = SessionLocks()
 
   private var machine = NFCSystemStateMachine()
   /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
-  private var live: [UInt64: NFCNDEFReaderSession] = [:]
-  private var timers: [UInt64: ScheduledWork] = [:]
+  private var live = SessionTable<NFCNDEFReaderSession>()
+  private var timers = SessionTable<ScheduledWork>()
   /// An empty array of actions with room, handed to the machine for the next input.
   private var spareActions: [NFCSystemStateMachine.Action] = []
 

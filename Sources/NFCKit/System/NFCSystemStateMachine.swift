@@ -84,7 +84,7 @@ struct NFCSystemStateMachine {
   /// The line: who holds the radio, who waits.
   private(set) var line = NFCSessionLineStateMachine()
   /// The machines of the sessions begun and not yet released.
-  private var sessions: [SessionID: Session] = [:]
+  private var sessions = SessionTable<Session>()
   private var followUps: [FollowUp] = []
   private var actions: [Action] = []
 
@@ -186,7 +186,7 @@ struct NFCSystemStateMachine {
   /// has let go finds nobody.
   private mutating func feed(_ request: NFCRadioRequestID, _ input: (inout Session) -> [Session.Action]) {
     let id = request.session
-    guard sessions[id] != nil else { return }
+    guard sessions.contains(id) else { return }
     let outputs = input(&sessions[id]!)
     route(id, outputs)
   }
