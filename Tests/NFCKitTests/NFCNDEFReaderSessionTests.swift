@@ -317,6 +317,35 @@ import Testing
     #expect(delegate.wrongQueue.load(ordering: .relaxed) == 0)
   }
 
+  @Test func aPrivateQueueTheAppHasSeenIsNeverHandedToAnotherSession() {
+    // Private queues only deliveries ran on are used again by later sessions; one the app asked for
+    // (and may have marked or run work on) must stay its session's own.
+    let h = NFCHarness()
+    let delegate = ReadDelegate()
+    let marker = 0x5E55_1011
+    weak var gone: NFCNDEFReaderSession?
+    do {
+      let seen = h.readSession(delegate)
+      seen.sessionQueue.setSpecific(key: queueKey, value: marker)
+      seen.begin()
+      h.run(.milliseconds(100))
+      seen.invalidate()
+      h.run(.milliseconds(100))
+      gone = seen
+    }
+    #expect(gone == nil, "the session and its queue were freed")
+    var seenAgain = 0
+    for _ in 0..<40 {
+      let session = h.readSession(delegate)
+      session.begin()
+      h.run(.milliseconds(100))
+      session.invalidate()
+      h.run(.milliseconds(100))
+      if session.sessionQueue.sync(execute: { DispatchQueue.getSpecific(key: queueKey) }) == marker { seenAgain += 1 }
+    }
+    #expect(seenAgain == 0)
+  }
+
   @Test func aClockDrivenFromTheDelegateQueueDeliversInPlaceInsteadOfDeadlocking() {
     let h = NFCHarness()
     let queue = DispatchQueue(label: "test.driver")

@@ -14,24 +14,41 @@ import Synchronization
 /// asks for it: a session that waits in line, or one that has nothing to deliver, costs no queue. Until
 /// the app asks for it (`sessionQueue`), only deliveries run on it, so a delivery made from inside
 /// another is recognised by its thread, and the queue carries no queue-specific value (whose release
-/// would wake a worker thread when the queue is freed). It is held inline by the session's core, so a
-/// session costs no object for it.
+/// would wake a worker thread when the queue is freed). Such a queue goes back to a small pool when its
+/// session is freed, and the next session that delivers takes it: it carries no queue-specific value and
+/// has run nothing but deliveries, all finished, so nobody can tell it was used before, and a run of
+/// sessions one after another makes no queue each. It is held inline by the session's core, with
+/// atomics instead of a lock, so a session costs no object and no lock for it.
 struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()
+  /// The private queues' label: one string for all, so making a queue formats nothing.
+  private static let label = "NFCKit.NFCNDEFReaderSession"
+
   /// The last token handed out; also serializes reading and setting a queue's token.
   private static let tokens = Locked<UInt64>(0)
+  /// Private queues of sessions gone, that only deliveries ever ran on, for the next sessions to use.
+  private static let spares = Locked<[DispatchQueue]>([])
+  private static let maximumSpares = 16
 
-  /// The queue, once made or given, and its token once anyone but the deliveries may run on it.
-  private let resolved: Locked<(queue: DispatchQueue, token: UInt64?)?>
+  /// The queue once made or given: a retained `DispatchQueue`'s address, 0 until then. Atomic rather
+  /// than behind a lock, so a session costs no lock for its queue.
+  private let queueAddress: Atomic<UInt>
+  /// The queue's token once anyone but the deliveries may run on it (0: not yet).
+  private let exposedToken: Atomic<UInt64>
   /// The thread a delivery runs on, while one runs on a private queue nobody else has seen (0: none).
   private let deliveringOn = Atomic<UInt>(0)
-  /// The session's number, for the private queue's label.
-  private let session: UInt64
 
-  /// Delivers on `queue`, or on a private serial queue of session `session` when it is `nil`.
-  init(_ queue: DispatchQueue?, session: UInt64) {
-    self.session = session
-    resolved = Locked(queue.map { ($0, Self.token(of: $0)) })
+  /// Delivers on `queue`, or on a private serial queue when it is `nil`.
+  init(_ queue: DispatchQueue?) {
+    queueAddress = Atomic(queue.map(Self.retainedAddress) ?? 0)
+    exposedToken = Atomic(queue.map(Self.token(of:)) ?? 0)
+  }
+
+  deinit {
+    let address = queueAddress.load(ordering: .acquiring)
+    guard address != 0 else { return }
+    let queue = Self.unmanaged(address).takeRetainedValue()
+    if exposedToken.load(ordering: .acquiring) == 0 { Self.recycle(queue) }
   }
 
   /// The queue callbacks run on; from now on the app may run work on it too.
@@ -68,13 +85,42 @@ struct DeliveryQueue: ~Copyable, Sendable {
   }
 
   private func resolve(exposing: Bool) -> (queue: DispatchQueue, token: UInt64?) {
-    resolved.withLock { resolved in
-      let queue = resolved?.queue ?? DispatchQueue(label: "NFCKit.NFCNDEFReaderSession.\(session)")
-      var token = resolved?.token
-      if exposing, token == nil { token = Self.token(of: queue) }
-      resolved = (queue, token)
-      return (queue, token)
+    var address = queueAddress.load(ordering: .acquiring)
+    if address == 0 {
+      let made = Self.retainedAddress(Self.spares.withLock { $0.popLast() } ?? DispatchQueue(label: Self.label))
+      let (exchanged, current) = queueAddress.compareExchange(
+        expected: 0, desired: made, ordering: .acquiringAndReleasing)
+      if exchanged {
+        address = made
+      } else {
+        Self.recycle(Self.unmanaged(made).takeRetainedValue())  // Another thread made one first.
+        address = current
+      }
     }
+    let queue = Self.unmanaged(address).takeUnretainedValue()
+    var token = exposedToken.load(ordering: .acquiring)
+    if exposing, token == 0 {
+      // Setting the token is idempotent (`token(of:)` reads the one already set), so racing threads agree.
+      token = Self.token(of: queue)
+      exposedToken.store(token, ordering: .releasing)
+    }
+    return (queue, token == 0 ? nil : token)
+  }
+
+  /// Keeps a private queue nobody but the deliveries has run on, for the next session that needs one.
+  private static func recycle(_ queue: DispatchQueue) {
+    spares.withLock { spares in
+      if spares.count < maximumSpares { spares.append(queue) }
+    }
+  }
+
+  private static func retainedAddress(_ queue: DispatchQueue) -> UInt {
+    UInt(bitPattern: Unmanaged.passRetained(queue).toOpaque())
+  }
+
+  private static func unmanaged(_ address: UInt) -> Unmanaged<DispatchQueue> {
+    // Only ever called with an address `retainedAddress` returned, which is never 0.
+    Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
   }
 
   /// The queue's token, set on it the first time it is seen.

@@ -46,11 +46,6 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     case invalidated
   }
 
-  private struct Front {
-    var phase = Phase.created
-    var alertMessage = ""
-  }
-
   /// The session's number in its system, from 1 (the `session` of its events).
   public let identifier: UInt64
   /// Whether a read-only session ends after its first message.
@@ -58,7 +53,6 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// The system the session runs on.
   public let system: NFCReaderSystem
   let core: SessionCore
-  private let front: Locked<Front>
 
   /// Creates a session on the per-process system (`NFCReaderSystem.shared`).
   /// - Parameters:
@@ -109,9 +103,8 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     identifier = id
     self.invalidateAfterFirstRead = invalidateAfterFirstRead
     self.system = system
-    self.front = Locked(Front())
     core = SessionCore(
-      id: id, engine: system.engine, delivery: DeliveryQueue(queue, session: id),
+      id: id, engine: system.engine, delivery: DeliveryQueue(queue),
       mode: mode)
     core.delegate = delegate
   }
@@ -129,7 +122,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public var sessionQueue: DispatchQueue { core.delivery.queue }
 
   /// Whether the session polls: from `didBecomeActive` until it ends (or `invalidate()` is called).
-  public var isReady: Bool { front.withLock { $0.phase == .ready } }
+  public var isReady: Bool { core.withShared { $0.phase == .ready } }
 
   /// Whether the session reports tags to the app (a read-write session) rather than messages. For a
   /// delegate that does not adopt ``NFCNDEFReaderSessionTagDelegate`` it is known at the first
@@ -139,10 +132,10 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// The text on the system's scan sheet. Set it before `begin()`, or at any time while the session
   /// runs: the sheet shows the change at once.
   public var alertMessage: String {
-    get { front.withLock { $0.alertMessage } }
+    get { core.withShared { $0.alertMessage } }
     set {
       // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
-      front.withLock { front in
+      core.withShared { front in
         front.alertMessage = newValue
         run { engine in engine.setAlertMessage(newValue, of: self) }
       }
@@ -158,7 +151,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func begin() -> NFCReaderError? {
     // Submitted under the lock with the alert message as it stands, so an `alertMessage` set on another
     // thread reaches the session either with `begin()` or after it, never before it and lost.
-    let phase = front.withLock { front -> Phase in
+    let phase = core.withShared { front -> Phase in
       let phase = front.phase
       if phase == .created {
         front.phase = .begun
@@ -250,15 +243,15 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   /// Marks the session ready unless the app invalidated it meanwhile.
   func markReady() {
-    front.withLock { if $0.phase == .begun { $0.phase = .ready } }
+    core.withShared { if $0.phase == .begun { $0.phase = .ready } }
   }
 
   func markInvalidated() {
-    front.withLock { $0.phase = .invalidated }
+    core.withShared { $0.phase = .invalidated }
   }
 
   private func invalidate(showing errorMessage: String?) {
-    front.withLock { front in
+    core.withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
       run { engine in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }

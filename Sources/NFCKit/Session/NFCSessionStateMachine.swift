@@ -134,8 +134,9 @@ struct NFCSessionStateMachine {
     var pending: [NFCRadioRequestID: Pending] = [:]
   }
 
-  /// The phases of a session.
-  private enum State {
+  /// The phases of a session. Every payload is boxed, so the machine of a session waiting in line (the
+  /// system keeps one per session begun) costs a word for its state.
+  private indirect enum State {
     /// Created; `begin()` not called.
     case idle
     /// Begun; in the system's hands (waiting in line, or about to get the radio).
@@ -145,17 +146,17 @@ struct NFCSessionStateMachine {
     /// Polling: ready, detecting tags.
     case active(Active)
     /// Over, for this reason; every later input is absorbed.
-    indirect case invalidated(NFCReaderError)
+    case invalidated(NFCReaderError)
     /// Transient: the active value is out being changed, so its collections are not copied.
     case updating
   }
 
   /// The session's identifier, the first part of every radio request it makes.
   let id: UInt64
-  private(set) var mode: Mode
   private var state = State.idle
   private var alertMessage: String
   private var sequence: UInt64 = 0
+  private(set) var mode: Mode
 
   init(id: UInt64, mode: Mode, alertMessage: String = "") {
     self.id = id
@@ -435,15 +436,20 @@ struct NFCSessionStateMachine {
     case .active(let active):
       state = .invalidated(error)
       var actions: [Action] = [.stopPolling(active.round), .dismissSheet(errorMessage: errorMessage)]
+      actions.reserveCapacity(5)
       if mode.handsOutTags, !active.tags.isEmpty {
         actions.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
       }
-      actions += completions(
-        of: active.pending,
-        with: NFCReaderError(
-          .readerTransceiveErrorSessionInvalidated, "the session was invalidated during the operation",
-          context: ["reason": "sessionInvalidated"]))
-      return actions + [.didInvalidate(error), .release]
+      if !active.pending.isEmpty {
+        actions += completions(
+          of: active.pending,
+          with: NFCReaderError(
+            .readerTransceiveErrorSessionInvalidated, "the session was invalidated during the operation",
+            context: ["reason": "sessionInvalidated"]))
+      }
+      actions.append(.didInvalidate(error))
+      actions.append(.release)
+      return actions
     case .invalidated, .updating:
       return []
     }

@@ -6,10 +6,23 @@ import Synchronization
 /// itself lives in the system's machine (`NFCSystemStateMachine`), by identifier.
 ///
 /// Confinement: `completions` and `tags` are touched only on the system's scheduler, by the engine, one
-/// work item at a time — which is what makes this `@unchecked Sendable`. The rest is immutable, atomic
-/// or behind a lock.
+/// work item at a time; the shared state (the session's phase, alert message and observers) is touched
+/// only under the system's lock for this session (`withShared`) — which is what makes this
+/// `@unchecked Sendable`. The rest is immutable or atomic.
 final class SessionCore: @unchecked Sendable {
   typealias Completion = @Sendable (NFCSessionStateMachine.Outcome) -> Void
+
+  /// What the app's threads and the engine share, behind the session's one lock.
+  struct Shared {
+    /// The app-visible phase.
+    var phase = NFCNDEFReaderSession.Phase.created
+    /// The text on the sheet, as last set.
+    var alertMessage = ""
+    /// The session's observers, made when the first one subscribes (most sessions have none).
+    var observers: ObserverRegistry<NFCReaderEvent>?
+    /// The last event is out: no observer is kept or taken any more.
+    var finished = false
+  }
 
   let id: UInt64
   let engine: NFCSystemEngine
@@ -25,11 +38,10 @@ final class SessionCore: @unchecked Sendable {
   var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
 
   let operations = Atomic<UInt64>(0)
-  /// The session's observers, made when the first one subscribes (most sessions have none); `finished`
-  /// once the last event is out.
-  private let observers = Locked<(registry: ObserverRegistry<NFCReaderEvent>?, finished: Bool)>((nil, false))
-  /// The mode as last settled, for `detectsTags` on any thread.
-  private let settledMode: Locked<NFCSessionStateMachine.Mode>
+  /// Guarded by the system's lock for this session (`withShared`).
+  private var sharedState = Shared()
+  /// The mode as last settled (`Self.code(of:)`), for `detectsTags` on any thread.
+  private let settledMode: Atomic<UInt8>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
 
@@ -38,13 +50,19 @@ final class SessionCore: @unchecked Sendable {
     self.engine = engine
     self.delivery = delivery
     self.initialMode = mode
-    self.settledMode = Locked(mode)
+    self.settledMode = Atomic(Self.code(of: mode))
+  }
+
+  /// Runs `body` with what the app's threads and the engine share, under the system's lock for this
+  /// session (see `SessionLocks`): `body` must not call out.
+  func withShared<Result: Sendable>(_ body: (inout Shared) -> Result) -> Result {
+    engine.sessionLocks.withLock(for: id) { body(&sharedState) }
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).
   var mode: NFCSessionStateMachine.Mode {
-    get { settledMode.withLock { $0 } }
-    set { settledMode.withLock { $0 = newValue } }
+    get { Self.mode(of: settledMode.load(ordering: .acquiring)) }
+    set { settledMode.store(Self.code(of: newValue), ordering: .releasing) }
   }
 
   /// Offers `tags` to the delegate (on the session's queue) and says whether its own
@@ -66,16 +84,16 @@ final class SessionCore: @unchecked Sendable {
 
   /// Adds an observer of this session's events; `nil` when the session has already ended.
   func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
-    let registry = observers.withLock { state -> ObserverRegistry<NFCReaderEvent>? in
+    let registry = withShared { state -> ObserverRegistry<NFCReaderEvent>? in
       guard !state.finished else { return nil }
-      if state.registry == nil { state.registry = ObserverRegistry() }
-      return state.registry
+      if state.observers == nil { state.observers = ObserverRegistry() }
+      return state.observers
     }
     return registry?.add(observer)
   }
 
   func removeObserver(_ token: UInt64) {
-    observers.withLock { $0.registry }?.remove(token)
+    withShared { $0.observers }?.remove(token)
   }
 
   /// Calls the observers with `event` in registration order; after the session's last event, none
@@ -83,10 +101,28 @@ final class SessionCore: @unchecked Sendable {
   func publish(_ event: NFCReaderEvent) {
     let last: Bool
     if case .didInvalidate = event.kind { last = true } else { last = false }
-    let registry = observers.withLock { state in
+    let registry = withShared { state in
       if last { state.finished = true }
-      return state.registry
+      return state.observers
     }
     registry?.notify(event, last: last)
+  }
+
+  // MARK: The mode as one byte
+
+  private static func code(of mode: NFCSessionStateMachine.Mode) -> UInt8 {
+    switch mode {
+    case .readOnly(let once): once ? 1 : 0
+    case .readWrite: 2
+    case .undecided(let once): once ? 4 : 3
+    }
+  }
+
+  private static func mode(of code: UInt8) -> NFCSessionStateMachine.Mode {
+    switch code {
+    case 0, 1: .readOnly(invalidateAfterFirstRead: code == 1)
+    case 2: .readWrite
+    default: .undecided(invalidateAfterFirstRead: code == 4)
+    }
   }
 }

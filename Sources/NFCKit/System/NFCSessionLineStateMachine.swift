@@ -42,9 +42,11 @@ struct NFCSessionLineStateMachine {
   }
 
   private var state = State.idle
+  /// The sessions waiting.
   private var waiting = SessionLine()
-  /// Sessions begun and not yet released.
-  private var members: Set<SessionID> = []
+  /// Sessions the line ended while they waited, until they are released: with the running one and
+  /// those waiting, every session begun and not yet released (usually none).
+  private var leaving: Set<SessionID> = []
 
   /// The session holding the radio.
   var running: SessionID? {
@@ -60,14 +62,13 @@ struct NFCSessionLineStateMachine {
   mutating func begin(
     _ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure = .unsupported
   ) -> [Action] {
-    guard !members.contains(id) else { return [] }
+    guard !isMember(id) else { return [] }
     guard readingAvailable else {
       return [.end(id, NFCSessionStateMachine.error(for: unavailable, operation: "begin"))]
     }
     let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []
     switch state {
     case .idle:
-      members.insert(id)
       state = .running(id)
       return timeout + [.activate(id)]
     case .running(let holder):
@@ -80,7 +81,6 @@ struct NFCSessionLineStateMachine {
               context: ["runningSession": String(holder)]))
         ]
       }
-      members.insert(id)
       waiting.push(id)
       return timeout + [.queued(id, position: waiting.count)]
     }
@@ -88,21 +88,21 @@ struct NFCSessionLineStateMachine {
 
   /// The session let go of the radio or its place in line: it ended, for any reason.
   mutating func released(_ id: SessionID) -> [Action] {
-    guard members.remove(id) != nil else { return [] }
     if state == .running(id) {
       return [.disarmTimeout(id)] + next()
     }
-    _ = waiting.remove(id)
+    guard waiting.remove(id) || (!leaving.isEmpty && leaving.remove(id) != nil) else { return [] }
     return [.disarmTimeout(id)]
   }
 
   /// The session's time limit passed.
   mutating func timeLimitReached(_ id: SessionID) -> [Action] {
-    guard members.contains(id) else { return [] }
+    guard isMember(id) else { return [] }
     let error = NFCReaderError(
       .readerSessionInvalidationErrorSessionTimeout, "the session reached the system's time limit")
     if state == .running(id) { return [.end(id, error)] }
     guard waiting.remove(id) else { return [] }
+    leaving.insert(id)
     var waited = error
     waited.context["while"] = "waiting"
     return [.end(id, waited)]
@@ -116,8 +116,16 @@ struct NFCSessionLineStateMachine {
     if case .running(let id) = state { actions.append(.end(id, error)) }
     var waited = error
     waited.context["while"] = "waiting"
-    for id in waiting.removeAll() { actions.append(.end(id, waited)) }
+    for id in waiting.removeAll() {
+      leaving.insert(id)
+      actions.append(.end(id, waited))
+    }
     return actions
+  }
+
+  /// Whether the session was begun and not yet released: it holds the radio, waits, or was ended in line.
+  private func isMember(_ id: SessionID) -> Bool {
+    state == .running(id) || waiting.contains(id) || (!leaving.isEmpty && leaving.contains(id))
   }
 
   private mutating func next() -> [Action] {

@@ -18,11 +18,15 @@ final class NFCSystemEngine: @unchecked Sendable {
   let scheduler: any Scheduler
   let snapshot = Locked(Snapshot())
   let observers = ObserverRegistry<NFCReaderEvent>()
+  /// The locks of the sessions' shared state.
+  let sessionLocks = SessionLocks()
 
   private var machine = NFCSystemStateMachine()
   /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
-  private var live: [UInt64: NFCNDEFReaderSession] = [:]
-  private var timers: [UInt64: ScheduledWork] = [:]
+  private var live = SessionTable<NFCNDEFReaderSession>()
+  private var timers = SessionTable<ScheduledWork>()
+  /// An empty array of actions with room, handed to the machine for the next input.
+  private var spareActions: [NFCSystemStateMachine.Action] = []
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
@@ -74,8 +78,16 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// Feeds `input` to the machine and performs what it asks. `caller`: the session whose call it is,
   /// for the actions of a session the system keeps nothing for (never begun, or ended).
   private func handle(_ input: NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
-    perform(machine.handle(input), caller: caller)
-    snapshot.withLock { $0 = Snapshot(running: machine.running, waiting: machine.waitingCount) }
+    // The buffer is lent to the machine and taken back emptied, so an input allocates no array of
+    // actions; an input handled while the actions of another are being performed gets its own.
+    var actions = spareActions
+    spareActions = []
+    machine.handle(input, into: &actions)
+    perform(actions, caller: caller)
+    actions.removeAll(keepingCapacity: true)
+    spareActions = actions
+    let (running, waiting) = (machine.running, machine.waitingCount)
+    snapshot.withLock { $0 = Snapshot(running: running, waiting: waiting) }
   }
 
   private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
@@ -97,7 +109,7 @@ final class NFCSystemEngine: @unchecked Sendable {
         guard let session = session(id, caller) else { continue }
         let tags = handOut(refs, of: session)
         let implemented = session.core.delegate.map { session.core.offer(tags, to: $0, of: session) } ?? false
-        perform(machine.handle(.tagDelegateAnswered(id, implemented: implemented, offered: refs)), caller: session)
+        handle(.tagDelegateAnswered(id, implemented: implemented, offered: refs), from: session)
       case .publishTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
         publish(.didDetectTags(refs.compactMap { session.core.tags[$0] }), of: session.core)
@@ -112,8 +124,9 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   /// The session an action is for: a begun one the system keeps, or the caller.
   private func session(_ id: UInt64, _ caller: NFCNDEFReaderSession?) -> NFCNDEFReaderSession? {
-    if let session = live[id] { return session }
-    return caller?.identifier == id ? caller : nil
+    // Identifiers are unique in a system, so a caller with the identifier is the session kept, if any.
+    if let caller, caller.identifier == id { return caller }
+    return live[id]
   }
 
   private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {

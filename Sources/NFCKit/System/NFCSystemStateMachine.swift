@@ -86,7 +86,7 @@ struct NFCSystemStateMachine {
   /// The line: who holds the radio, who waits.
   private(set) var line = NFCSessionLineStateMachine()
   /// The machines of the sessions begun and not yet released.
-  private var sessions: [SessionID: Session] = [:]
+  private var sessions = SessionTable<Session>()
   private var followUps: [FollowUp] = []
   private var actions: [Action] = []
 
@@ -101,6 +101,16 @@ struct NFCSystemStateMachine {
 
   /// Handles one input and every follow-up it leads to; returns the actions, in order.
   mutating func handle(_ input: Input) -> [Action] {
+    var actions: [Action] = []
+    handle(input, into: &actions)
+    return actions
+  }
+
+  /// Handles one input and every follow-up it leads to; appends the actions to `out`, in order. A
+  /// driver that hands back the same emptied buffer each time allocates no array per input.
+  mutating func handle(_ input: Input, into out: inout [Action]) {
+    swap(&actions, &out)
+    defer { swap(&actions, &out) }
     step(input)
     var next = 0
     while next < followUps.count {
@@ -109,8 +119,6 @@ struct NFCSystemStateMachine {
       step(followUp)
     }
     followUps.removeAll(keepingCapacity: true)
-    defer { actions = [] }
-    return actions
   }
 
   // MARK: Inputs
@@ -180,7 +188,7 @@ struct NFCSystemStateMachine {
   /// has let go finds nobody.
   private mutating func feed(_ request: NFCRadioRequestID, _ input: (inout Session) -> [Session.Action]) {
     let id = request.session
-    guard sessions[id] != nil else { return }
+    guard sessions.contains(id) else { return }
     let outputs = input(&sessions[id]!)
     route(id, outputs)
   }

@@ -3,19 +3,24 @@
 struct SessionLine {
   private var items: [UInt64] = []
   private var head = 0
-  private var live: Set<UInt64> = []
+  private var live = SessionTable<Void>()
 
   /// Sessions in line.
   var count: Int { live.count }
 
   mutating func push(_ id: UInt64) {
     items.append(id)
-    live.insert(id)
+    live[id] = ()
+  }
+
+  /// Whether the session is in line.
+  func contains(_ id: UInt64) -> Bool {
+    live.contains(id)
   }
 
   /// Removes a session from anywhere in line; returns whether it was there.
   mutating func remove(_ id: UInt64) -> Bool {
-    live.remove(id) != nil
+    live.removeValue(forKey: id) != nil
   }
 
   /// Takes the session at the front.
@@ -23,7 +28,7 @@ struct SessionLine {
     while head < items.count {
       let id = items[head]
       head += 1
-      if live.remove(id) != nil {
+      if live.removeValue(forKey: id) != nil {
         compact()
         return id
       }
@@ -38,7 +43,7 @@ struct SessionLine {
     let ids = items[head...].filter { live.contains($0) }
     items.removeAll(keepingCapacity: true)
     head = 0
-    live.removeAll(keepingCapacity: true)
+    live = SessionTable()
     return ids
   }
 

@@ -1,0 +1,127 @@
+/// A map from session identifiers to values: the system keeps one entry per session begun, in each of
+/// its tables, so a line of a hundred thousand sessions is mostly these tables.
+///
+/// Open addressing with linear probing in one power-of-two array of keys and one of values, filled up
+/// to seven eighths, and removal by shifting the entries after the hole back (no tombstones, so a long
+/// run of sessions leaves nothing behind). Identifiers are numbers a system hands out, never chosen
+/// from outside, so a multiplicative hash spreads them; `Dictionary`'s seeded hash and its three-quarter
+/// fill are not needed, and would cost time at every step and up to twice the memory. Every
+/// operation is O(1) expected; storage grows by doubling and is released when the table empties.
+struct SessionTable<Value> {
+  /// `id + 1` per slot; 0 marks an empty slot.
+  private var keys: [UInt64] = []
+  private var values: [Value?] = []
+  /// `64 - log2(capacity)`: the hash's top bits pick the home slot.
+  private var shift: UInt64 = 64
+  /// How many entries the table holds.
+  private(set) var count = 0
+
+  /// An empty table.
+  init() {}
+
+  /// Whether the table holds nothing.
+  var isEmpty: Bool { count == 0 }
+
+  private var mask: Int { keys.count - 1 }
+
+  /// The value of session `id`; setting `nil` removes it. Mutating through the subscript changes the
+  /// value in place.
+  subscript(id: UInt64) -> Value? {
+    get {
+      guard let slot = find(id) else { return nil }
+      return values[slot]
+    }
+    _modify {
+      if let slot = find(id) {
+        yield &values[slot]
+        if case .none = values[slot] { remove(at: slot) }
+      } else {
+        var value: Value? = nil
+        yield &value
+        if let value { insert(id, value) }
+      }
+    }
+  }
+
+  /// Whether session `id` has an entry.
+  func contains(_ id: UInt64) -> Bool {
+    find(id) != nil
+  }
+
+  /// Removes the entry of session `id`; returns its value, if there was one.
+  @discardableResult
+  mutating func removeValue(forKey id: UInt64) -> Value? {
+    guard let slot = find(id) else { return nil }
+    let value = values[slot]
+    remove(at: slot)
+    return value
+  }
+
+  // MARK: Slots
+
+  private func home(_ id: UInt64) -> Int {
+    Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  }
+
+  private func find(_ id: UInt64) -> Int? {
+    guard count > 0, id != .max else { return nil }
+    let key = id &+ 1
+    var slot = home(id)
+    while true {
+      let stored = keys[slot]
+      if stored == key { return slot }
+      if stored == 0 { return nil }
+      slot = (slot &+ 1) & mask
+    }
+  }
+
+  private mutating func insert(_ id: UInt64, _ value: Value) {
+    precondition(id != .max, "session identifiers are below UInt64.max")
+    if (count + 1) * 8 > keys.count * 7 { grow() }
+    var slot = home(id)
+    while keys[slot] != 0 { slot = (slot &+ 1) & mask }
+    keys[slot] = id &+ 1
+    values[slot] = value
+    count += 1
+  }
+
+  private mutating func remove(at removed: Int) {
+    count -= 1
+    if count == 0, keys.count > 64 {
+      // Empty again after a long line: give the storage back.
+      self = Self()
+      return
+    }
+    var hole = removed
+    keys[hole] = 0
+    values[hole] = nil
+    var next = hole
+    while true {
+      next = (next &+ 1) & mask
+      let stored = keys[next]
+      if stored == 0 { return }
+      // The entry at `next` may fill the hole unless its home lies cyclically after the hole.
+      let fromHome = (next &- home(stored &- 1)) & mask
+      if fromHome >= (next &- hole) & mask {
+        keys[hole] = stored
+        keys[next] = 0
+        values.swapAt(hole, next)
+        hole = next
+      }
+    }
+  }
+
+  private mutating func grow() {
+    let capacity = max(8, keys.count * 2)
+    let oldKeys = keys
+    var oldValues = values
+    keys = Array(repeating: 0, count: capacity)
+    values = Array(repeating: nil, count: capacity)
+    shift = UInt64(64 - capacity.trailingZeroBitCount)
+    count = 0
+    for slot in oldKeys.indices where oldKeys[slot] != 0 {
+      guard let value = oldValues[slot].take() else { continue }
+      insert(oldKeys[slot] &- 1, value)
+    }
+  }
+}
