@@ -201,37 +201,11 @@ enum BlueZUpdateCommand {
       install: Bool
     ) {
       guard !session.json else { return }
-      let console = session.console
-      console.line(
-        "\(reader.serialNumber) (\(reader.deviceType.displayName)) runs \(installed.version) at location "
-          + "\(installed.locationId); catalog \(catalogLocation), as of \(session.date.formatted(.iso8601)).")
-      guard let update = availability.update else {
-        let expired =
-          availability.installedVersionSupersededAt == nil ? "" : " (newer ones were, but they have expired)"
-        console.line(
-          "No update applies: no release newer than \(installed.version) for \(installed.deviceType) at "
-            + "\(installed.locationId) is published\(expired).")
-        return
-      }
-      let when = update.requiredAt.formatted(.iso8601)
-      console.line(
-        required
-          ? "Update \(update.deviceSoftwareVersion) applies and is required: it installs while the reader connects."
-          : "Update \(update.deviceSoftwareVersion) applies and is optional until \(when): an app installs it with "
-            + "installAvailableUpdate().")
-      var rows = [
-        ("version", update.deviceSoftwareVersion), ("components", update.components.names.joined(separator: ", ")),
-        ("estimate", "\(update.durationEstimate) (\(update.durationEstimate.rawValue))"),
-        ("required", required ? "yes" : "no"), ("requiredAt", when),
-        ("expiresAt", update.expiresAt?.formatted(.iso8601) ?? "never"),
-      ]
-      if let image = update.image {
-        rows += [("image", image.url.absoluteString), ("size", "\(image.size) bytes"), ("sha256", image.sha256.hex)]
-      }
-      for (name, value) in rows {
-        console.line("  " + name + String(repeating: " ", count: 12 - name.count) + value)
-      }
-      if !install { console.line("Add --install to install it.") }
+      let lines = UpdateReport.check(
+        serialNumber: reader.serialNumber, deviceType: reader.deviceType, installed: installed,
+        availability: availability, required: required, install: install, catalog: catalogLocation,
+        date: session.date)
+      for line in lines { session.console.line(line.prefix + line.text) }
     }
 
     /// Connects the reader again, with the catalog, and installs `update`; returns the exit status.
@@ -251,36 +225,10 @@ enum BlueZUpdateCommand {
         return fail(
           delegate.installError == nil ? connectFailure.what : failure, connectFailure.error, fields)
       }
-      if terminal.connectedReader?.deviceSoftwareVersion != update.deviceSoftwareVersion {
-        say(
-          "Connected; \(update.deviceSoftwareVersion) is optional, so the app installs it with "
-            + "installAvailableUpdate().")
-        let done = Outcome<ReaderError?>()
-        let installing = terminal.installAvailableUpdate { done.set($0) }
-        session.run(until: { done.isSet }, limit: .seconds(3600))
-        if !done.isSet {
-          installing.cancel { _ in }
-          session.run(until: { done.isSet }, limit: .seconds(600), paced: false, interruptible: false)
-        }
-        switch done.value {
-        case .some(nil): break
-        case .some(let error?): return fail(failure, error, fields)
-        case nil: return fail("interrupted", .canceled("installAvailableUpdate"), fields)
-        }
+      if let (what, error) = UpdateReport.installOptional(update, terminal: terminal, session: session) {
+        return fail(what, error, fields)
       }
-      guard let final = terminal.connectedReader, final.deviceSoftwareVersion == update.deviceSoftwareVersion else {
-        let running = terminal.connectedReader?.deviceSoftwareVersion ?? "?"
-        session.console.error(
-          "readerctl: \(update.deviceSoftwareVersion) was not installed: when the reader connected the catalog no "
-            + "longer offered it; the reader runs \(running)\n")
-        return session.finish(
-          .failure(
-            code: "updateNotInstalled",
-            message: "\(update.deviceSoftwareVersion) was not installed; the reader runs \(running)",
-            status: ExitStatus.failure))
-      }
-      say("\(serial) now runs \(update.deviceSoftwareVersion).")
-      return session.finish(.success(fields + [("reader", final.json)]))
+      return UpdateReport.installed(update, serial: serial, terminal: terminal, session: session, fields)
     }
 
     /// Reports `error` on stderr after `what`, ends the command with it, and returns its status (130

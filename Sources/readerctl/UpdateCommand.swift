@@ -220,36 +220,10 @@ private struct UpdateCheck {
     install: Bool
   ) {
     guard !session.json else { return }
-    session.note(
-      "\(reader.serialNumber) (\(reader.deviceType.displayName)) runs \(installed.version) at location "
-        + "\(installed.locationId); catalog \(source.location), as of \(session.date.formatted(.iso8601)).")
-    guard let update = availability.update else {
-      let expired =
-        availability.installedVersionSupersededAt == nil ? "" : " (newer ones were, but they have expired)"
-      session.note(
-        "No update applies: no release newer than \(installed.version) for \(installed.deviceType) at "
-          + "\(installed.locationId) is published\(expired).")
-      return
-    }
-    let when = update.requiredAt.formatted(.iso8601)
-    session.note(
-      required
-        ? "Update \(update.deviceSoftwareVersion) applies and is required: it installs while the reader connects."
-        : "Update \(update.deviceSoftwareVersion) applies and is optional until \(when): an app installs it with "
-          + "installAvailableUpdate().")
-    var rows = [
-      ("version", update.deviceSoftwareVersion), ("components", update.components.names.joined(separator: ", ")),
-      ("estimate", "\(update.durationEstimate) (\(update.durationEstimate.rawValue))"),
-      ("required", required ? "yes" : "no"), ("requiredAt", when),
-      ("expiresAt", update.expiresAt?.formatted(.iso8601) ?? "never"),
-    ]
-    if let image = update.image {
-      rows += [("image", image.url.absoluteString), ("size", "\(image.size) bytes"), ("sha256", image.sha256.hex)]
-    }
-    for (name, value) in rows {
-      session.note(value, prefix: "  " + name + String(repeating: " ", count: 12 - name.count))
-    }
-    if !install { session.note("Add --install to install it.") }
+    let lines = UpdateReport.check(
+      serialNumber: reader.serialNumber, deviceType: reader.deviceType, installed: installed,
+      availability: availability, required: required, install: install, catalog: source.location, date: session.date)
+    for line in lines { session.note(line.text, prefix: line.prefix) }
   }
 
   /// Connects the reader with the catalog and installs `update`; returns the exit status.
@@ -326,40 +300,14 @@ private struct UpdateCheck {
       return fail("interrupted", .canceled("connectReader"), fields)
     }
 
-    if terminal.connectedReader?.deviceSoftwareVersion != update.deviceSoftwareVersion {
-      say(
-        "Connected; \(update.deviceSoftwareVersion) is optional, so the app installs it with installAvailableUpdate().")
-      let done = Outcome<ReaderError?>()
-      let installing = terminal.installAvailableUpdate { done.set($0) }
-      session.run(until: { done.isSet }, limit: .seconds(3600), pace: delegate.installs.pace)
-      if !done.isSet {
-        noteInterrupt()
-        installing.cancel { _ in }
-        session.run(until: { done.isSet }, limit: .seconds(600), paced: false, interruptible: false)
-      }
-      switch done.value {
-      case .some(nil): break
-      case .some(let error?): return fail(failure, error, fields)
-      case nil: return fail("interrupted", .canceled("installAvailableUpdate"), fields)
-      }
+    if let (what, error) = UpdateReport.installOptional(
+      update, terminal: terminal, session: session, pace: delegate.installs.pace, stopping: noteInterrupt)
+    {
+      return fail(what, error, fields)
     }
-    guard let final = terminal.connectedReader, final.deviceSoftwareVersion == update.deviceSoftwareVersion else {
-      let running = terminal.connectedReader?.deviceSoftwareVersion ?? "?"
-      console.error(
-        "readerctl: \(update.deviceSoftwareVersion) was not installed: when the reader connected the catalog no "
-          + "longer offered it; the reader runs \(running)\n")
-      return session.finish(
-        .failure(
-          code: "updateNotInstalled",
-          message: "\(update.deviceSoftwareVersion) was not installed; the reader runs \(running)",
-          status: ExitStatus.failure))
-    }
-    say("\(serial) now runs \(update.deviceSoftwareVersion).")
-    return session.finish(.success(fields + [("reader", final.json)]))
+    return UpdateReport.installed(update, serial: serial, terminal: terminal, session: session, fields)
   }
 
-  /// After Ctrl-C, starts a fresh line below the terminal's `^C` echo, once: before anything that
-  /// winding the operation down prints.
   private func noteInterrupt() {
     guard Interrupt.requested, !interruptNoted.isSet else { return }
     interruptNoted.set(true)

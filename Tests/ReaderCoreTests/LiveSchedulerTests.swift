@@ -79,19 +79,18 @@ private final class RunLog: Sendable {
   }
 
   @Test func aTimerFiresOnTimeWhileEveryThreadOfTheCooperativePoolIsHeld() async {
-    // Every pool thread blocks until the timer lets it go (or ten seconds pass): a timer woken through
-    // the pool could not fire before the ten seconds were up.
+    // Every pool thread blocks until the timer lets it go, or gives up after ten seconds: a timer woken
+    // through the pool could not fire while they block, and every wait would end by giving up. (How
+    // long it all takes says nothing: in a full run the holders wait their turn behind other tests.)
     let scheduler = LiveScheduler()
     let holders = ProcessInfo.processInfo.activeProcessorCount + 2
     let release = DispatchSemaphore(value: 0)
-    let started = ContinuousClock.now
     scheduler.schedule(after: .milliseconds(50)) { for _ in 0..<holders { release.signal() } }
     let released = await withTaskGroup(of: Bool.self) { group in
       for _ in 0..<holders { group.addTask { release.wait(timeout: .now() + .seconds(10)) == .success } }
       return await group.reduce(into: 0) { count, released in count += released ? 1 : 0 }
     }
-    #expect(released == holders)
-    #expect(ContinuousClock.now - started < .seconds(5))
+    #expect(released == holders, "every wait ended because the timer fired, none by giving up")
   }
 }
 

@@ -396,49 +396,6 @@ private func heardReaderConnected() -> Reader {
     #expect(timeout.contains(.stopScan))
   }
 
-  @Test func aReaderHeardAfterTheLastTickAndBeforeTheTimeoutCountsAtTheTimeout() {
-    var h = Harness()
-    h.feed(.submit(1, .launch(timeout: .seconds(10), autoReconnect: true)))
-    h.feed(.savedReaderLoaded(.success(saved)))
-    h.now = .milliseconds(9_500)
-    #expect(reports(h.feed(.timerFired(.discovery(.tick)))) == [], "nothing heard yet")
-    h.now = .milliseconds(9_900)
-    h.feed(.bluetooth(.advertisement(advertisement())))
-    h.now = .seconds(10)
-    let timeout = h.feed(.timerFired(.launchTimeout))
-    #expect(reports(timeout).contains { if case .didFindSavedReader = $0 { true } else { false } })
-    #expect(timeout.contains(.openLink(serialNumber: serial)))
-    #expect(completions(timeout).isEmpty, "it connects instead of failing")
-  }
-
-  @Test func aReaderHeardBeforeTheDeadlineButDeliveredAfterItStillCountsWhenTheTimeoutRunsLate() {
-    // On a busy host the timeout due at 10 s and the input that lists the reader both run late, the
-    // timeout after the input and before any tick: the reader heard up to the timeout counts.
-    var h = Harness()
-    h.feed(.submit(1, .launch(timeout: .seconds(10), autoReconnect: true)))
-    h.feed(.savedReaderLoaded(.success(saved)))
-    h.now = .milliseconds(12_000)
-    h.feed(.bluetooth(.advertisement(advertisement())))
-    let timeout = h.feed(.timerFired(.launchTimeout))
-    #expect(timeout.contains(.openLink(serialNumber: serial)))
-    #expect(timeout.contains(.disarm(.launchTimeout)))
-    #expect(!timeout.contains { if case .complete = $0 { true } else { false } })
-    h.feed(.bluetooth(.didConnect(serialNumber: serial, info: info)))
-    let done = h.feed(.readerSaved(serialNumber: serial, error: nil))
-    #expect(reports(done).last == .didFinishLaunchReconnect(nil))
-  }
-
-  @Test func aReaderHeardBeforeTheLaunchStartedDoesNotCountAtTheTimeout() {
-    var h = Harness()
-    h.feed(.bluetooth(.advertisement(advertisement())))
-    h.now = .milliseconds(100)
-    h.feed(.submit(1, .launch(timeout: .seconds(1), autoReconnect: true)))
-    h.feed(.savedReaderLoaded(.success(saved)))
-    h.now = .milliseconds(1_100)
-    let timeout = h.feed(.timerFired(.launchTimeout))
-    #expect(errorCode(completions(timeout)[1]) == .readerNotFound)
-  }
-
   @Test func aStoreThatCannotBeReadEndsTheLaunch() {
     var h = Harness()
     h.feed(.submit(1, .launch(timeout: .seconds(30), autoReconnect: true)))
