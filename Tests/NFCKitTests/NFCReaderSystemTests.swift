@@ -178,6 +178,33 @@ import Testing
         positions == positions.sorted(), "thread \(thread)'s sessions became active out of the order it began them")
     }
   }
+
+  @Test func anObserverHearsEverySessionWhileRegisteredAndNothingAfter() {
+    let h = NFCHarness()
+    let delegate = ReadDelegate()
+    let heard = Locked<[String]>([])
+    func runSession() -> UInt64 {
+      let session = h.readSession(delegate)
+      session.begin()
+      h.run(.milliseconds(100))
+      session.invalidate()
+      h.run(.milliseconds(100))
+      return session.identifier
+    }
+    let first = h.system.addEventObserver { event in heard.withLock { $0.append("first \(event.session)") } }
+    let one = runSession()
+    h.system.removeEventObserver(first)
+    let two = runSession()
+    let second = h.system.addEventObserver { event in heard.withLock { $0.append("second \(event.session)") } }
+    h.system.removeEventObserver(first)  // Gone already: the other observer keeps hearing.
+    let three = runSession()
+    h.system.removeEventObserver(second)
+    _ = runSession()
+    let log = heard.withLock { $0 }
+    #expect(log.filter { $0 == "first \(one)" }.count == 2, "didBecomeActive and didInvalidate: \(log)")
+    #expect(log.filter { $0 == "second \(three)" }.count == 2, "\(log)")
+    #expect(log.count == 4, "nothing of session \(two) or of the last one: \(log)")
+  }
 }
 
 extension NFCReaderSystemTests {

@@ -199,11 +199,12 @@ struct NFCSessionStateMachine {
   /// as Core NFC does: there is no separate code for an app's own request, and apps already treat 200
   /// as "closed, show nothing".
   mutating func invalidate(errorMessage: String?) -> [Action] {
-    end(
-      NFCReaderError(
-        .readerSessionInvalidationErrorUserCanceled, "the app invalidated the session", context: ["by": "app"]),
-      errorMessage: errorMessage)
+    end(Self.invalidatedByApp, errorMessage: errorMessage)
   }
+
+  /// The app's `invalidate()`: the same error every time, built once.
+  private static let invalidatedByApp = NFCReaderError(
+    .readerSessionInvalidationErrorUserCanceled, "the app invalidated the session", context: ["by": "app"])
 
   /// `alertMessage = message`: kept for the sheet, shown at once if the sheet is up.
   mutating func setAlertMessage(_ message: String) -> [Action] {

@@ -101,20 +101,20 @@ public final class NFCReaderSystem: Sendable {
   /// `removeEventObserver(_:)`.
   @discardableResult
   public func addEventObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64 {
-    guard let token = engine.observers.add(observer) else { preconditionFailure("a system's events never end") }
+    guard let token = engine.addObserver(observer) else { preconditionFailure("a system's events never end") }
     return token
   }
 
   /// Stops calling an observer.
   public func removeEventObserver(_ token: UInt64) {
-    engine.observers.remove(token)
+    engine.removeObserver(token)
   }
 
   /// An ordered stream of every session's events from now on; ends when the consumer stops iterating.
   public func events() -> AsyncStream<NFCReaderEvent> {
     let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
     let token = addEventObserver { continuation.yield($0) }
-    continuation.onTermination = { [engine] _ in engine.observers.remove(token) }
+    continuation.onTermination = { [engine] _ in engine.removeObserver(token) }
     return stream
   }
 

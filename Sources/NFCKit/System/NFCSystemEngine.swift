@@ -1,4 +1,5 @@
 internal import ReaderCore
+import Synchronization
 
 /// The reader system's driver: feeds every input to the system's machine (`NFCSystemStateMachine`) and
 /// performs the actions that come back, in order — talks to the radio, arms time limits, publishes
@@ -18,6 +19,9 @@ final class NFCSystemEngine: @unchecked Sendable {
   let scheduler: any Scheduler
   let snapshot = Locked(Snapshot())
   let observers = ObserverRegistry<NFCReaderEvent>()
+  /// The tokens of the system's observers still registered: no event is built for nobody.
+  private let observerTokens = Locked<Set<UInt64>>([])
+  private let hasObservers = Atomic<Bool>(false)
   /// The locks of the sessions' shared state.
   let sessionLocks = SessionLocks()
 
@@ -25,12 +29,35 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
   private var live = SessionTable<NFCNDEFReaderSession>()
   private var timers = SessionTable<ScheduledWork>()
+  /// The snapshot as last published (on the scheduler only).
+  private var published = Snapshot()
   /// An empty array of actions with room, handed to the machine for the next input.
   private var spareActions: [NFCSystemStateMachine.Action] = []
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
     self.scheduler = scheduler
+  }
+
+  // MARK: The system's observers (any thread)
+
+  /// Adds an observer of every session's events; returns its token.
+  func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
+    guard let token = observers.add(observer) else { return nil }
+    observerTokens.withLock { tokens in
+      tokens.insert(token)
+      hasObservers.store(true, ordering: .releasing)
+    }
+    return token
+  }
+
+  /// Removes an observer; nothing when it is gone already.
+  func removeObserver(_ token: UInt64) {
+    observers.remove(token)
+    observerTokens.withLock { tokens in
+      tokens.remove(token)
+      hasObservers.store(!tokens.isEmpty, ordering: .releasing)
+    }
   }
 
   // MARK: The app's calls (on the scheduler)
@@ -86,8 +113,11 @@ final class NFCSystemEngine: @unchecked Sendable {
     perform(actions, caller: caller)
     actions.removeAll(keepingCapacity: true)
     spareActions = actions
-    let (running, waiting) = (machine.running, machine.waitingCount)
-    snapshot.withLock { $0 = Snapshot(running: running, waiting: waiting) }
+    let now = Snapshot(running: machine.running, waiting: machine.waitingCount)
+    if now != published {
+      published = now
+      snapshot.withLock { $0 = now }
+    }
   }
 
   private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
@@ -192,7 +222,7 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
-    observers.notify(event)
+    if hasObservers.load(ordering: .acquiring) { observers.notify(event) }
     core.publish(event)
   }
 
