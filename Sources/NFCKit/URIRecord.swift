@@ -40,7 +40,9 @@ public struct URIRecord: Hashable, Sendable {
   ///   ``NDEFError/Code/invalidURI`` or ``NDEFError/Code/invalidUTF8`` for a malformed payload, with
   ///   the offset in the payload.
   public init(_ record: NDEFRecord) throws(NDEFError) {
-    guard record.isWellKnown("U") else { throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)") }
+    guard record.isWellKnown(UInt8(ascii: "U")) else {
+      throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)")
+    }
     self = try parsingOnItsOwn { () throws(NDEFError) in try URIRecord.parse(record.payload, offset: { $0 }) }
   }
 
@@ -72,8 +74,14 @@ public struct URIRecord: Hashable, Sendable {
 
   /// Parses a URI payload; `offset` maps payload indices to the offsets reported in errors.
   static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
-    let prefix = try check(payload, offset: offset)
-    return URIRecord(prefix: prefix, remainder: String(decoding: payload[1..<payload.count].storage, as: UTF8.self))
+    try check(payload, offset: offset)
+    return URIRecord(checked: payload)
+  }
+
+  /// The value of a payload that has passed ``check(_:offset:)`` (so it has an identifier code and valid UTF-8).
+  init(checked payload: NDEFBytes) {
+    prefix = URIPrefix(readingCode: payload[0])
+    remainder = String(decoding: payload[1..<payload.count].storage, as: UTF8.self)
   }
 
   /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.
