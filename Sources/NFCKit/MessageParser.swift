@@ -182,6 +182,7 @@ struct MessageParser {
 
   /// Reads the header at `start` (which must be inside the buffer), checking every length against the
   /// bytes that remain.
+  @inline(__always)
   func readHeader(at start: Int, record: Int) throws(NDEFError) -> RecordHeader {
     let flags = byte(start)
     var cursor = start + 1
