@@ -50,7 +50,9 @@ struct MessageParser {
         expected: "at least one record (the empty message is D0 00 00)", record: 0)
     }
     var records: [NDEFRecord] = []
-    records.reserveCapacity(headerCount(upTo: budget))
+    // Room for a few records without looking ahead (most messages are short); a message with more is
+    // measured when the array is full, so it is allocated once more, to its exact size.
+    records.reserveCapacity(min(Self.recordsReservedUpFront, count / 3, budget))
     var position = 0
     while true {
       let index = records.count
@@ -58,6 +60,9 @@ struct MessageParser {
         throw failure(
           .missingMessageEnd, "the input ends after record \(index - 1), which does not have the ME flag",
           at: position, expected: "another record, or the ME flag on the last record", record: index)
+      }
+      if index == records.capacity {
+        records.reserveCapacity(index + headerCount(from: position, upTo: budget))
       }
       try spend(&budget, at: position, record: index)
       let header = try readHeader(at: position, record: index)
@@ -108,12 +113,16 @@ struct MessageParser {
     }
   }
 
-  /// The number of record and chunk headers, up to `limit`, found by following the lengths from the start
-  /// until the ME flag, the end of the input or a length past it: the capacity to reserve for the records
-  /// (without looking at anything else, so it may count chunks and malformed records too).
-  private func headerCount(upTo limit: Int) -> Int {
+  /// The records a message has room for before anything past its first header is read.
+  private static let recordsReservedUpFront = 8
+
+  /// The number of record and chunk headers, up to `limit`, found by following the lengths from local
+  /// offset `start` until the ME flag, the end of the input or a length past it: the capacity to reserve
+  /// for the records that remain (without looking at anything else, so it may count chunks and malformed
+  /// records too).
+  private func headerCount(from start: Int, upTo limit: Int) -> Int {
     var headers = 0
-    var position = 0
+    var position = start
     while headers < limit, position < count {
       let flags = byte(position)
       let lengthsSize = 2 + (flags & 0x10 != 0 ? 1 : 4) + (flags & 0x08 != 0 ? 1 : 0)
@@ -151,14 +160,17 @@ struct MessageParser {
   private var payloadLimit: Int { options.effectiveMaxPayloadSize }
 
   /// Takes one record from the budget.
+  @inline(__always)
   private func spend(_ budget: inout Int, at offset: Int, record: Int) throws(NDEFError) {
-    guard budget > 0 else {
-      throw failure(
-        .tooManyRecords, "more than \(options.effectiveMaxRecords) records", at: offset,
-        expected: "at most \(options.effectiveMaxRecords) records and chunks (NDEFDecodingOptions.maxRecords)",
-        record: record)
-    }
+    guard budget > 0 else { throw tooManyRecords(at: offset, record: record) }
     budget -= 1
+  }
+
+  private func tooManyRecords(at offset: Int, record: Int) -> NDEFError {
+    failure(
+      .tooManyRecords, "more than \(options.effectiveMaxRecords) records", at: offset,
+      expected: "at most \(options.effectiveMaxRecords) records and chunks (NDEFDecodingOptions.maxRecords)",
+      record: record)
   }
 
   private func payloadTooLarge(_ size: Int, at offset: Int, record: Int) -> NDEFError {
@@ -170,6 +182,7 @@ struct MessageParser {
 
   /// Reads the header at `start` (which must be inside the buffer), checking every length against the
   /// bytes that remain.
+  @inline(__always)
   func readHeader(at start: Int, record: Int) throws(NDEFError) -> RecordHeader {
     let flags = byte(start)
     var cursor = start + 1

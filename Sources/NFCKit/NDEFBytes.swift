@@ -23,7 +23,7 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   public init(_ bytes: [UInt8]) { storage = bytes[...] }
 
   /// Creates a view over a slice of bytes (no copy); index 0 is the slice's first byte.
-  public init(_ bytes: ArraySlice<UInt8>) { storage = bytes }
+  @inlinable public init(_ bytes: ArraySlice<UInt8>) { storage = bytes }
 
   /// Creates a view holding a copy of the bytes of a sequence.
   public init(_ bytes: some Sequence<UInt8>) { storage = ArraySlice(bytes) }

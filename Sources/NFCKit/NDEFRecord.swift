@@ -24,24 +24,24 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   public let typeNameFormat: TypeNameFormat
   /// TYPE, ID and PAYLOAD one after the other, as they lie on the wire: for a decoded record that is not
   /// chunked, one slice of the input. So a record holds one reference, and copying one retains one buffer,
-  /// not three.
-  private let fields: ArraySlice<UInt8>
+  /// not three. Visible to inlined code only, so that reading a field of a record in an array copies nothing.
+  @usableFromInline let fields: ArraySlice<UInt8>
   /// The length of TYPE, at the start of ``fields``.
-  private let typeLength: UInt8
+  @usableFromInline let typeLength: UInt8
   /// The length of ID, after TYPE in ``fields``.
-  private let identifierLength: UInt8
+  @usableFromInline let identifierLength: UInt8
 
   /// The TYPE field, e.g. `T` for a well-known Text record or `text/plain` for a media record.
-  public var type: NDEFBytes {
+  @inlinable public var type: NDEFBytes {
     NDEFBytes(fields[fields.startIndex..<(fields.startIndex + Int(typeLength))])
   }
   /// The ID field; empty when the record has none.
-  public var identifier: NDEFBytes {
+  @inlinable public var identifier: NDEFBytes {
     let start = fields.startIndex + Int(typeLength)
     return NDEFBytes(fields[start..<(start + Int(identifierLength))])
   }
   /// The PAYLOAD field; for a record decoded from chunks, the chunks' payloads joined.
-  public var payload: NDEFBytes {
+  @inlinable public var payload: NDEFBytes {
     NDEFBytes(fields[(fields.startIndex + Int(typeLength) + Int(identifierLength))...])
   }
 
@@ -234,12 +234,16 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
 
   /// Whether the record is a well-known record of the given type name (compared byte for byte).
   public func isWellKnown(_ name: String) -> Bool {
-    guard typeNameFormat == .nfcWellKnown else { return false }
+    // The lengths first: most records fail there, before the name's bytes are looked at.
+    guard typeNameFormat == .nfcWellKnown, name.utf8.count == Int(typeLength) else { return false }
     var name = name
     return name.withUTF8 { name in
-      fields.withUnsafeBufferPointer { fields in
-        name.count == Int(typeLength) && UnsafeBufferPointer(rebasing: fields[..<name.count]).elementsEqual(name)
+      var index = fields.startIndex
+      for byte in name {
+        guard fields[index] == byte else { return false }
+        index += 1
       }
+      return true
     }
   }
 

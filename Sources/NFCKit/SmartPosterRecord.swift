@@ -68,7 +68,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
   ///   error of the nested message; ``NDEFError/Code/invalidSmartPoster`` when the nested message breaks
   ///   the Smart Poster rules. Offsets are relative to the record's payload.
   public init(_ record: NDEFRecord, options: NDEFDecodingOptions = NDEFDecodingOptions()) throws(NDEFError) {
-    guard record.isWellKnown("Sp") else {
+    guard record.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p")) else {
       throw mismatch(record, expected: "a well-known Smart Poster record (TNF 1, type Sp)")
     }
     var budget = options.effectiveMaxRecords
@@ -144,6 +144,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
     var seenSize = false
     var seenType = false
     var languages = TitleLanguages()
+    // With the well-known checks on, the parser has checked the Text and URI payloads already.
+    let checked = options.validatesWellKnownPayloads
     /// An error of a typed payload check, which reports offsets in the payload, as the decoder reports it.
     func failure(_ error: NDEFError, record index: Int) -> NDEFError {
       error.mappingOffset { parser.offset(ofPayloadByte: $0, record: index) }.naming(record: index, depth: depth)
@@ -158,8 +160,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         seenURI = true
         do {
           if building {
-            poster.uri = try URIRecord.parse(record.payload) { $0 }
-          } else {
+            poster.uri = checked ? URIRecord(checked: record.payload) : try URIRecord.parse(record.payload) { $0 }
+          } else if !checked {
             try URIRecord.check(record.payload) { $0 }
           }
         } catch {
@@ -168,8 +170,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
       } else if record.isWellKnown(UInt8(ascii: "T")) {
         do {
           if building {
-            poster.titles.append(try TextRecord.parse(record.payload) { $0 })
-          } else {
+            poster.titles.append(try TextRecord.parse(record.payload, checked: checked) { $0 })
+          } else if !checked {
             try TextRecord.check(record.payload) { $0 }
           }
         } catch {

@@ -24,9 +24,18 @@ public enum TypeNameFormat: UInt8, CaseIterable, Hashable, Sendable, CustomStrin
   case reserved = 7
 
   /// The format encoded in the low three bits of an NDEF record header byte.
+  @inline(__always)
   init(headerByte: UInt8) {
-    // Three bits always name one of the eight cases.
-    self = TypeNameFormat(rawValue: headerByte & 0x07)!
+    switch headerByte & 0x07 {
+    case 0: self = .empty
+    case 1: self = .nfcWellKnown
+    case 2: self = .media
+    case 3: self = .absoluteURI
+    case 4: self = .nfcExternal
+    case 5: self = .unknown
+    case 6: self = .unchanged
+    default: self = .reserved
+    }
   }
 
   /// The case name, e.g. `"nfcWellKnown"`.

@@ -40,7 +40,9 @@ public struct URIRecord: Hashable, Sendable {
   ///   ``NDEFError/Code/invalidURI`` or ``NDEFError/Code/invalidUTF8`` for a malformed payload, with
   ///   the offset in the payload.
   public init(_ record: NDEFRecord) throws(NDEFError) {
-    guard record.isWellKnown("U") else { throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)") }
+    guard record.isWellKnown(UInt8(ascii: "U")) else {
+      throw mismatch(record, expected: "a well-known URI record (TNF 1, type U)")
+    }
     self = try parsingOnItsOwn { () throws(NDEFError) in try URIRecord.parse(record.payload, offset: { $0 }) }
   }
 
@@ -72,8 +74,31 @@ public struct URIRecord: Hashable, Sendable {
 
   /// Parses a URI payload; `offset` maps payload indices to the offsets reported in errors.
   static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
-    let prefix = try check(payload, offset: offset)
-    return URIRecord(prefix: prefix, remainder: String(decoding: payload[1..<payload.count].storage, as: UTF8.self))
+    try check(payload, offset: offset)
+    return URIRecord(checked: payload)
+  }
+
+  /// The index of the first byte below 0x20, or `nil`: eight bytes at a time while there is none.
+  private static func firstControlCharacter(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    let count = bytes.count
+    var index = 0
+    // (word - 0x20 in each byte) & ~word has a byte's high bit set exactly when some byte is below 0x20.
+    while count - index >= 8 {
+      let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      guard (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080 == 0 else { break }
+      index += 8
+    }
+    while index < count {
+      if bytes[index] < 0x20 { return index }
+      index += 1
+    }
+    return nil
+  }
+
+  /// The value of a payload that has passed ``check(_:offset:)`` (so it has an identifier code and valid UTF-8).
+  init(checked payload: NDEFBytes) {
+    prefix = URIPrefix(readingCode: payload[0])
+    remainder = String(decoding: payload[1..<payload.count].storage, as: UTF8.self)
   }
 
   /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.
@@ -93,7 +118,7 @@ public struct URIRecord: Hashable, Sendable {
         .invalidUTF8, "the URI field is not valid UTF-8", offset: offset(1 + invalid),
         expected: UnicodeValidation.utf8Expectation, context: ["field": "uri"])
     }
-    if let index = field.storage.withUnsafeBufferPointer({ $0.firstIndex(where: { $0 < 0x20 }) }) {
+    if let index = field.storage.withUnsafeBufferPointer(firstControlCharacter) {
       throw NDEFError(
         .invalidURI, "the URI field holds the control character 0x\(String(field[index], radix: 16))",
         offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",

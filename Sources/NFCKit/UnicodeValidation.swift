@@ -78,8 +78,13 @@ enum UnicodeValidation {
     guard bytes.count % 2 == 0 else { return (bytes.count - 1, "an even number of bytes of UTF-16") }
     return bytes.storage.withUnsafeBufferPointer { buffer in
       let count = buffer.count
+      // The byte of each unit that says whether it is a surrogate (D8-DF).
+      let high = bigEndian ? 0 : 1
       var index = 0
       while index < count {
+        // Runs without surrogates, one byte per unit looked at (`count` is even, so `index + high < count`).
+        while index < count, buffer[index + high] & 0xF8 != 0xD8 { index += 2 }
+        guard index < count else { break }
         switch unit(buffer, at: index, bigEndian: bigEndian) {
         case 0xD800...0xDBFF:
           guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(buffer, at: index + 2, bigEndian: bigEndian))

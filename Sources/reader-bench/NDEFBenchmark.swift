@@ -178,10 +178,15 @@ private enum NDEFBenchmarkTimer {
         case .decode, .decodeTyped, .decodeStructure:
           guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
           sink &+= message.records.count
-          for record in message.records {
-            // The decoder read the Text, URI and Smart Poster payloads; read the others.
-            if work == .decodeStructure || !isCheckedByDecoder(record) { sink &+= sum(record.payload) }
-            if work == .decodeTyped { sink &+= typedView(of: record) }
+          // Each record read where it lies: `for record in records` or `records[index]` would copy it (a
+          // retain and a release more per use).
+          message.records.withUnsafeBufferPointer { records in
+            for index in records.indices {
+              let kind = work == .decodeStructure ? .other : Kind(of: records[index])
+              // The decoder read the Text, URI and Smart Poster payloads; read the others.
+              if kind == .other { sink &+= sum(records[index].payload) }
+              if work == .decodeTyped { sink &+= typedView(of: records[index], kind: kind) }
+            }
           }
         }
       }
@@ -209,9 +214,22 @@ private enum NDEFBenchmarkTimer {
     }
   }
 
-  /// Whether the decoder (with its default options) reads the record's payload itself.
-  private static func isCheckedByDecoder(_ record: NDEFRecord) -> Bool {
-    record.isWellKnown("T") || record.isWellKnown("U") || record.isWellKnown("Sp")
+  /// The kinds of record whose payload the decoder (with its default options) reads itself, and the others
+  /// (every record, for the structure decode).
+  enum Kind {
+    case text, uri, smartPoster, other
+
+    init(of record: NDEFRecord) {
+      if record.isWellKnown("T") {
+        self = .text
+      } else if record.isWellKnown("U") {
+        self = .uri
+      } else if record.isWellKnown("Sp") {
+        self = .smartPoster
+      } else {
+        self = .other
+      }
+    }
   }
 
   /// The bytes added up, so that each is read (as `ndef_header_walk` adds them up; the C compiler vectorizes
@@ -243,17 +261,20 @@ private enum NDEFBenchmarkTimer {
 
   /// Builds the typed value of a record as ndeflib's decoder does (the Text, URI or Smart Poster value, or
   /// the type name as a string); returns something derived from it so that the work is kept.
-  private static func typedView(of record: NDEFRecord) -> Int {
+  private static func typedView(of record: NDEFRecord, kind: Kind) -> Int {
     // The decoder checked these payloads, so the typed views cannot fail.
-    if record.isWellKnown("T") {
+    switch kind {
+    case .text:
       return (try? TextRecord(record))?.text.utf8.count ?? 0
-    } else if record.isWellKnown("U") {
+    case .uri:
       return (try? URIRecord(record))?.uri.utf8.count ?? 0
-    } else if record.isWellKnown("Sp"), let poster = try? SmartPosterRecord(record) {
+    case .smartPoster:
+      guard let poster = try? SmartPosterRecord(record) else { return 0 }
       return poster.uri.uri.utf8.count &+ poster.titles.reduce(0) { $0 &+ $1.text.utf8.count }
+    case .other:
+      let name = record.mediaType ?? record.externalType ?? record.absoluteURI ?? ""
+      return name.utf8.count
     }
-    let name = record.mediaType ?? record.externalType ?? record.absoluteURI ?? ""
-    return name.utf8.count
   }
 
   /// Keeps the optimizer from removing the measured work.
