@@ -355,6 +355,26 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
     #expect(readers.count == 20_000)
     #expect(readers.allSatisfy { $0.signalStrength == -41 })
   }
+
+  @Test func aReportTheAppStillHoldsIsLeftAsItWasWhenTheNextIsMadeFromIt() {
+    // The next report is the last one rearranged in place: an app holding the last must keep it unchanged.
+    var machine = started(scan)
+    let (a, b, c) = (ad("STRM2-A", rssi: -40), ad("STRM2-B", rssi: -50), ad("STRM2-C", rssi: -60))
+    for advertisement in [a, b, c] { machine.advertisement(advertisement, now: .milliseconds(10)) }
+    guard case .report(let held) = machine.timerFired(.tick, now: tickTime(1)).first else {
+      Issue.record("expected a first report")
+      return
+    }
+    #expect(held == [expected(a), expected(b), expected(c)])
+    // C comes nearest with new details, A is a little weaker, B goes silent; no reader is new, so the report is
+    // made from the held one's readers alone.
+    let nearerC = ad("STRM2-C", rssi: -30, info: ReaderInfo(batteryLevel: 0.25))
+    let weakerA = ad("STRM2-A", rssi: -41)
+    for advertisement in [nearerC, weakerA] { machine.advertisement(advertisement, now: tuning.stalenessWindow) }
+    let now = tuning.stalenessWindow + .milliseconds(10)
+    #expect(machine.timerFired(.tick, now: now) == [.report([expected(nearerC), expected(weakerA)]), rearm])
+    #expect(held == [expected(a), expected(b), expected(c)], "the report the app holds is unchanged")
+  }
 }
 
 @Suite struct DiscoveryStateMachineProximityTests {

@@ -9,8 +9,9 @@
 /// alone that keeps the order is not reported. So a burst of advertisements yields at most one
 /// update per interval, and an advertisement costs one dictionary lookup and an update in place:
 /// nothing is ordered, copied or reported until the next tick. A tick costs time linear in the readers
-/// heard (see `NearestFirstOrder`), and builds a new list only when there is something to report, in
-/// which a reader whose details did not change is copied from the last report rather than built again.
+/// heard (see `NearestFirstOrder`), and makes a new list only when there is something to report: the last
+/// report rearranged in place, where a reader keeps its value (only its signal strength is set) unless it was
+/// heard since with other details, so an unchanged reader costs no copy, retain or release.
 package struct DiscoveryStateMachine {
   package enum Timer: Hashable, Sendable {
     case tick
@@ -94,10 +95,16 @@ package struct DiscoveryStateMachine {
   /// For each sighting, the scan report that last carried it and its place there: a report numbered
   /// `reportNumber` when it was made, so that a later one, or another run's, never matches by mistake.
   private var reportedAt: [(report: UInt64, position: Int)] = []
+  /// For each sighting, whether it was heard since the last scan report it is in (or since it was first
+  /// heard): only those can have changed details, so a report looks at no other reader's details.
+  private var heardSinceReport: [Bool] = []
   private var reportNumber: UInt64 = 0
   /// The scan's report order, and the buffer it is worked out in.
   private var nearestFirst = NearestFirstOrder()
   private var order: [Int] = []
+  /// Buffers a report is made with, kept from one report to the next (see `nextReport(_:order:)`).
+  private var source: [Int] = []
+  private var kept: [Bool] = []
   package let tuning: DiscoveryTuning
 
   package init(tuning: DiscoveryTuning = DiscoveryTuning()) {
@@ -150,10 +157,12 @@ package struct DiscoveryStateMachine {
     if let index = sightingIndex[advertisement.serialNumber] {
       sightings[index].advertisement = advertisement
       sightings[index].lastSeen = now
+      heardSinceReport[index] = true
     } else {
       sightingIndex[advertisement.serialNumber] = sightings.count
       sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
       reportedAt.append((0, 0))
+      heardSinceReport.append(true)
     }
   }
 
@@ -178,7 +187,7 @@ package struct DiscoveryStateMachine {
       run.pick = .detailed(serial)
       // Not through `report(_:into:)`: the second report is promised even when the advertisement
       // carries no details, which would make it look unchanged once signal strength is ignored.
-      let readers = [reader(from: sighting.advertisement, simulated: run.simulated, detailed: true)]
+      let readers = [Self.reader(from: sighting.advertisement, simulated: run.simulated, detailed: true)]
       run.lastReport = readers
       return [.report(readers)]
     case .timeout:
@@ -246,51 +255,142 @@ package struct DiscoveryStateMachine {
     defer { self.order = order }
     let sightings = self.sightings
     // The same test as `isCandidate`, on values: the order is worked out while `nearestFirst` changes.
-    let (startedAt, window) = (run.startedAt, tuning.stalenessWindow)
+    // (`now - lastSeen < window` is `lastSeen > now - window`, with the subtraction made once.)
+    let (startedAt, freshAfter) = (run.startedAt, now - tuning.stalenessWindow)
     nearestFirst.order(
       count: sightings.count, serial: { sightings[$0].advertisement.serialNumber },
       signal: { sightings[$0].advertisement.signalStrength },
-      isCandidate: { sightings[$0].lastSeen >= startedAt && now - sightings[$0].lastSeen < window }, into: &order)
-    let previous = run.lastReport ?? []
-    if run.lastReport != nil {
+      isCandidate: { sightings[$0].lastSeen >= startedAt && sightings[$0].lastSeen > freshAfter }, into: &order)
+    if let previous = run.lastReport {
+      // Only a reader heard since the last report can have other details than it has there.
       let unchanged =
         order == run.lastOrder
-        && order.indices.allSatisfy { hasDetails(previous[$0], of: sightings[order[$0]].advertisement, run: run) }
+        && Self.sameDetails(previous, order: order, sightings: sightings, heard: heardSinceReport, run.simulated)
       if unchanged { return [] }
     } else if order.isEmpty {
       return []
     }
-    // Each reader is copied from the last report when its details are the same, built otherwise.
-    var readers: [Reader] = []
-    readers.reserveCapacity(order.count)
-    for index in order {
-      let at = reportedAt[index]
-      if at.report == run.lastReportNumber,
-        hasDetails(previous[at.position], of: sightings[index].advertisement, run: run)
-      {
-        var reader = previous[at.position]
-        reader.signalStrength = sightings[index].advertisement.signalStrength
-        readers.append(reader)
-      } else {
-        readers.append(reader(from: sightings[index].advertisement, simulated: run.simulated, detailed: true))
+    var readers = run.lastReport ?? []
+    run.lastReport = nil  // Taken out, so that nothing but `readers` holds it when the app let go of it.
+    var (source, kept) = (self.source, self.kept)
+    (self.source, self.kept) = ([], [])  // Taken out while they change, so they are not copied.
+    Self.rearrange(
+      &readers, order: order, lastNumber: run.lastReportNumber, sightings: sightings, reportedAt: reportedAt,
+      heard: heardSinceReport, simulated: run.simulated, source: &source, kept: &kept)
+    (self.source, self.kept) = (source, kept)
+    reportNumber += 1
+    let number = reportNumber
+    reportedAt.withUnsafeMutableBufferPointer { reportedAt in
+      heardSinceReport.withUnsafeMutableBufferPointer { heard in
+        for (position, index) in order.enumerated() {
+          reportedAt[index] = (number, position)
+          heard[index] = false
+        }
       }
     }
-    reportNumber += 1
-    for (position, index) in order.enumerated() { reportedAt[index] = (reportNumber, position) }
     run.lastReportNumber = reportNumber
     run.lastReport = readers
-    run.lastOrder = order
+    // The report's order is kept, and the last one's buffer becomes the next working buffer: neither is shared.
+    swap(&run.lastOrder, &order)
     run.foundAny = run.foundAny || !readers.isEmpty
     return [.report(readers)]
   }
 
-  /// Whether `reader`, built from an earlier advertisement of the same reader, has the details `advertisement`
-  /// gives for `run` (all but the signal strength).
-  private func hasDetails(_ reader: Reader, of advertisement: Advertisement, run: Run) -> Bool {
-    let info = advertisement.info
-    return reader.deviceType == advertisement.deviceType && reader.simulated == run.simulated
-      && reader.deviceSoftwareVersion == info.deviceSoftwareVersion && reader.batteryLevel == info.batteryLevel
-      && reader.isCharging == info.isCharging && reader.label == info.label
+  /// Whether every reader of `report` (in `order`) has the details of its sighting; only those `heard` since
+  /// the report are compared, the others cannot have changed.
+  private static func sameDetails(
+    _ report: [Reader], order: [Int], sightings: [Sighting], heard: [Bool], _ simulated: Bool
+  ) -> Bool {
+    for (position, index) in order.enumerated() where heard[index] {
+      guard hasDetails(report[position], ofSighting: index, in: sightings, simulated: simulated) else { return false }
+    }
+    return true
+  }
+
+  /// Makes `readers`, the last report (numbered `lastNumber`), into the report of the readers `order` lists, in
+  /// place: a reader it carries is moved to its new place and given its new signal strength, and is built again
+  /// only when it was `heard` since with other details; a reader it does not carry is built, and one that left
+  /// is dropped. When nothing else holds `readers` (the app let go of the last report), no `Reader` is copied,
+  /// retained or released for a reader whose details did not change, which is what makes a report cost little
+  /// per reader when most are unchanged. When the app still holds it, the first change copies it, and the
+  /// app's copy stays as it was. `source` and `kept` are working buffers.
+  private static func rearrange(
+    _ readers: inout [Reader], order: [Int], lastNumber: UInt64?, sightings: [Sighting],
+    reportedAt: [(report: UInt64, position: Int)], heard: [Bool], simulated: Bool, source: inout [Int],
+    kept: inout [Bool]
+  ) {
+    let reported = readers.count
+    // `source[p]`: where the reader of new place `p` is in `readers` (new readers are appended).
+    source.removeAll(keepingCapacity: true)
+    for index in order {
+      let at = reportedAt[index]
+      if let lastNumber, at.report == lastNumber {
+        source.append(at.position)
+      } else {
+        source.append(readers.count)
+        readers.append(reader(from: sightings[index].advertisement, simulated: simulated, detailed: true))
+      }
+    }
+    // The readers carried over: new details, or the new signal strength, written in place.
+    readers.withUnsafeMutableBufferPointer { readers in
+      for (place, index) in order.enumerated() where source[place] < reported {
+        let reader = readers.baseAddress! + source[place]
+        let signal = sightings[index].advertisement.signalStrength
+        if heard[index] && !hasDetails(reader.pointee, ofSighting: index, in: sightings, simulated: simulated) {
+          reader.pointee = Self.reader(from: sightings[index].advertisement, simulated: simulated, detailed: true)
+        } else if reader.pointee.signalStrength != signal {
+          reader.pointee.signalStrength = signal
+        }
+      }
+    }
+    // The readers that left go after the new list's end, then `source` is a permutation of `readers`.
+    if reported > 0 {
+      kept.removeAll(keepingCapacity: true)
+      kept.append(contentsOf: repeatElement(false, count: reported))
+      for position in source where position < reported { kept[position] = true }
+      for position in 0..<reported where !kept[position] { source.append(position) }
+    }
+    permute(&readers, gathering: &source)
+    readers.removeLast(readers.count - order.count)
+  }
+
+  /// Rearranges `elements` so that place `p` holds what place `source[p]` held, moving each element once
+  /// (no copy, retain or release of an element); `source` must be a permutation of `elements`' indices, and is
+  /// left with every entry set to its own index.
+  private static func permute(_ elements: inout [Reader], gathering source: inout [Int]) {
+    precondition(source.count == elements.count, "a permutation of every element")
+    elements.withUnsafeMutableBufferPointer { elements in
+      guard let base = elements.baseAddress else { return }
+      withUnsafeTemporaryAllocation(of: Reader.self, capacity: 1) { spare in
+        let held = spare.baseAddress!
+        for start in source.indices where source[start] != start {
+          // One cycle: the element at `start` is held aside, each place takes its source's element in turn.
+          held.moveInitialize(from: base + start, count: 1)
+          var place = start
+          while source[place] != start {
+            let from = source[place]
+            (base + place).moveInitialize(from: base + from, count: 1)
+            source[place] = place
+            place = from
+          }
+          (base + place).moveInitialize(from: held, count: 1)
+          source[place] = place
+        }
+      }
+    }
+  }
+
+  /// Whether `reader`, built from an earlier advertisement of the same reader, has the details the latest
+  /// advertisement of sighting `index` gives for a run looking for `simulated` readers (all but the signal
+  /// strength); read in place, nothing is copied.
+  private static func hasDetails(
+    _ reader: borrowing Reader, ofSighting index: Int, in sightings: [Sighting], simulated: Bool
+  ) -> Bool {
+    reader.deviceType == sightings[index].advertisement.deviceType && reader.simulated == simulated
+      && reader.deviceSoftwareVersion == sightings[index].advertisement.info.deviceSoftwareVersion
+      && reader.batteryLevel == sightings[index].advertisement.info.batteryLevel
+      && reader.isCharging == sightings[index].advertisement.info.isCharging
+      && reader.label == sightings[index].advertisement.info.label
   }
 
   private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
@@ -312,7 +412,7 @@ package struct DiscoveryStateMachine {
     let serial = nearest.advertisement.serialNumber
     run.pick = .announced(serial)
     return actions
-      + report([reader(from: nearest.advertisement, simulated: run.simulated, detailed: false)], into: &run)
+      + report([Self.reader(from: nearest.advertisement, simulated: run.simulated, detailed: false)], into: &run)
       + [.flashLEDs(serialNumber: serial), .arm(.proximityDetails, after: tuning.proximityDetailDelay)]
   }
 
@@ -329,7 +429,7 @@ package struct DiscoveryStateMachine {
     return [.report(readers)]
   }
 
-  private func reader(from advertisement: Advertisement, simulated: Bool, detailed: Bool) -> Reader {
+  private static func reader(from advertisement: Advertisement, simulated: Bool, detailed: Bool) -> Reader {
     var reader = Reader(
       serialNumber: advertisement.serialNumber, deviceType: advertisement.deviceType, simulated: simulated)
     if detailed {

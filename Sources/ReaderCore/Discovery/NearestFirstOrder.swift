@@ -13,6 +13,8 @@ struct NearestFirstOrder {
   private var buckets: [Int] = []
   /// The readers being placed.
   private var placed: [Int] = []
+  /// The signal strength of each reader of the order being worked out, read once.
+  private var strengths: [Int] = []
 
   /// The widest spread of signal strengths (dBm) sorted by counting; a wider one is compared instead.
   static let countingSpread = 1_024
@@ -24,10 +26,12 @@ struct NearestFirstOrder {
   ) {
     if bySerial.count < count { addSightings(bySerial.count..<count, serial: serial) }
     order.removeAll(keepingCapacity: true)
+    strengths.removeAll(keepingCapacity: true)
     var (strongest, weakest) = (Int.min, Int.max)
     for index in bySerial where isCandidate(index) {
       order.append(index)
       let strength = signal(index)
+      strengths.append(strength)
       strongest = max(strongest, strength)
       weakest = min(weakest, strength)
     }
@@ -40,13 +44,13 @@ struct NearestFirstOrder {
     }
     buckets.removeAll(keepingCapacity: true)
     buckets.append(contentsOf: repeatElement(0, count: strongest - weakest + 2))
-    for index in order { buckets[strongest - signal(index) + 1] += 1 }
+    for strength in strengths { buckets[strongest - strength + 1] += 1 }
     for bucket in 1..<buckets.count { buckets[bucket] += buckets[bucket - 1] }
     // `buckets[b]` is now where the readers of bucket `b` start.
     placed.removeAll(keepingCapacity: true)
     placed.append(contentsOf: repeatElement(0, count: order.count))
-    for index in order {
-      let bucket = strongest - signal(index)
+    for (index, strength) in zip(order, strengths) {
+      let bucket = strongest - strength
       placed[buckets[bucket]] = index
       buckets[bucket] += 1
     }

@@ -483,9 +483,11 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     var events: [Machine.Event] = []
     for action in actions {
       switch action {
+      case .arm(.advertise, let delay):
+        world.entries[slot].advertising = scheduleAdvertising(at: slot, after: delay)
       case .arm(let timer, let delay):
         let work = clock.schedule(after: delay) { [self] in
-          mutate(deliveringOneEventHere: timer == .advertise) { world in self.fire(timer, at: slot, in: &world) }
+          mutate { world in self.fire(timer, at: slot, in: &world) }
         }
         world.entries[slot][timer] = work
       case .disarm(let timer):
@@ -501,20 +503,31 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     return events
   }
 
-  /// Changes the world and delivers the events of the change, each in a work item of its own.
-  ///
-  /// With `deliveringOneEventHere` (the advertising timer's work item), a change with a single event delivers
-  /// it from this work item instead of one more queued after it: nothing else runs in the item, so the
-  /// terminal still sees one event per work item, and an advertisement costs one work item instead of two.
-  private func mutate(deliveringOneEventHere: Bool = false, _ body: (inout World) -> [Machine.Event]) {
-    let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
-    if deliveringOneEventHere, events.count == 1 {
-      switch events[0] {
-      case .radio(let event): handler?(event)
-      case .link(let event): linkHandler?(event)
-      }
-      return
+  /// Arms the advertising timer of the reader in `slot`.
+  private func scheduleAdvertising(at slot: Int, after delay: Duration) -> ScheduledWork {
+    clock.schedule(after: delay) { [self] in advertise(at: slot) }
+  }
+
+  /// The advertising timer of the reader in `slot` fired: the reader's machine says whether it advertises
+  /// and when it does next (`advertisingTimerFired`, the same rules as its `timerFired(.advertise, …)`), with
+  /// no list of actions or events built, since this runs for every advertisement of every reader. The
+  /// advertisement is delivered from this work item rather than one more queued after it: nothing else runs
+  /// in the item, so the terminal still sees one event per work item, and an advertisement costs one work
+  /// item instead of two.
+  private func advertise(at slot: Int) {
+    let (advertisement, handler) = world.withLock { world in
+      world.entries[slot].advertising = nil
+      let around = surroundings(world)
+      let (advertisement, next) = world.entries[slot].machine.advertisingTimerFired(around, random: &world.random)
+      if let next { world.entries[slot].advertising = scheduleAdvertising(at: slot, after: next) }
+      return (advertisement, world.handler)
     }
+    if let advertisement, let handler { handler(.advertisement(advertisement)) }
+  }
+
+  /// Changes the world and delivers the events of the change, each in a work item of its own.
+  private func mutate(_ body: (inout World) -> [Machine.Event]) {
+    let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
     // Queued, never delivered from inside the caller: the terminal sees one event per work item.
     for event in events {
       switch event {

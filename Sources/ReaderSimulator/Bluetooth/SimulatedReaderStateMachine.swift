@@ -395,17 +395,30 @@ struct SimulatedReaderStateMachine {
   /// The advertising timer fired: the reader advertises if it still can (with signal noise), and
   /// arms the timer again.
   private mutating func advertise(_ world: Surroundings, random: inout SeededRandom) -> [Action] {
-    guard world.scanning, isReachable(world), !linked else { return [] }
+    let (advertisement, next) = advertisingTimerFired(world, random: &random)
+    var actions: [Action] = []
+    if let next { actions.append(.arm(.advertise, after: next)) }
+    if let advertisement { actions.append(.event(.radio(.advertisement(advertisement)))) }
+    return actions
+  }
+
+  /// What `timerFired(.advertise, …)` says, without building its actions: the advertisement (`nil` when the
+  /// reader cannot advertise now) and when the advertising timer fires again (`nil`: it is not armed again).
+  /// The world calls this for every advertisement of every reader; the timer is armed (`armed` knows it)
+  /// exactly when `timerFired` would say `.arm(.advertise, …)`.
+  mutating func advertisingTimerFired(_ world: Surroundings, random: inout SeededRandom) -> (
+    advertisement: Advertisement?, nextAfter: Duration?
+  ) {
+    armed.remove(.advertise)
+    guard world.scanning, isReachable(world), !linked else { return (nil, nil) }
     let noise = Int(random.next() % 7) - 3
     let advertisement = Advertisement(
       serialNumber: reader.serialNumber, deviceType: reader.deviceType,
       signalStrength: meanSignalStrength + noise, info: reader.info)
-    // One array, built in place: this runs once per advertisement of every reader.
-    var actions: [Action] = []
-    actions.reserveCapacity(2)
-    if let timer = advertisingTimer(world, random: &random, first: false) { actions.append(timer) }
-    actions.append(.event(.radio(.advertisement(advertisement))))
-    return actions
+    guard case .arm(_, let delay)? = advertisingTimer(world, random: &random, first: false) else {
+      return (advertisement, nil)
+    }
+    return (advertisement, delay)
   }
 
   private mutating func scheduleInstallStep() -> [Action] {
