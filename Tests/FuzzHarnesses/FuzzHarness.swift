@@ -16,8 +16,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case ndef
   /// The saved reader's record, as both stores read it.
   case storeRecord
-  /// The JSON syntax checker that explains refused records and manifests.
-  case jsonSyntax
+  /// `JSONReader`, the one reader of JSON text, with a render/read round trip of what it reads.
+  case json
   /// The update manifest parser.
   case manifest
   /// The answers of an NFC tag behind a PC/SC reader: the Type 4 and Type 2 procedures fed the input
@@ -56,7 +56,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     switch self {
     case .ndef: try Self.ndef(bytes)
     case .storeRecord: try Self.storeRecord(bytes)
-    case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
+    case .json: try Self.json(bytes)
     case .manifest: try Self.manifest(bytes)
     case .tagResponses: try Self.tagResponses(bytes)
     case .cbor: try Self.cbor(bytes)
@@ -86,6 +86,24 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       throw FuzzViolation("a decoded message does not decode after re-encoding: \(encoded)")
     }
     guard again == message else { throw FuzzViolation("the round trip changed the message") }
+  }
+
+  /// What the reader accepts renders to text it reads again, and that text renders the same; an
+  /// error's offset is within the input.
+  private static func json(_ bytes: [UInt8]) throws(FuzzViolation) {
+    let limits = JSONReader.Limits(maximumSize: 1 << 20, maximumDepth: 32, maximumStringLength: 4096)
+    let value: JSONValue
+    do {
+      value = try JSONReader.read(bytes, limits: limits)
+    } catch {
+      guard error.offset <= bytes.count else { throw FuzzViolation("an error past the input's end: \(error)") }
+      return
+    }
+    let text = value.rendered
+    guard let again = try? JSONReader.read(text.utf8, limits: limits) else {
+      throw FuzzViolation("a value that reads renders to text that does not: \(text)")
+    }
+    guard again.rendered == text else { throw FuzzViolation("the round trip changed the value: \(text)") }
   }
 
   private static func storeRecord(_ bytes: [UInt8]) throws(FuzzViolation) {
