@@ -45,6 +45,9 @@ let benchmarks =
     Benchmark(name: "lock", summary: "Locked (a POSIX mutex) against Locked: alone, contended, made") {
       runLockBenchmark(operations: 2_000_000, objects: 200_000)
     },
+    Benchmark(name: "json", summary: "JSONReader against JSONSerialization on a manifest, a record, a recorded line") {
+      runJSONBenchmark(releases: 1_000, repeats: 20_000)
+    },
     Benchmark(name: "soak", summary: "30 days of faults in every state, checked against the world's ground truth") {
       _ = runSoakCommand([])
       return []

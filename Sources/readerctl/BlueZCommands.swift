@@ -277,10 +277,10 @@ final class ReplayedStore: ReaderStore {
     if let code = notes["storeError"].flatMap(ReaderError.Code.init(name:)) {
       stored = Locked(.failure(ReaderError(code, notes["storeErrorMessage"] ?? "")))
     } else {
-      // A recording is any file: its saved reader is one flat object, refused deeper before decoding.
+      // A recording is any file: its saved reader is one flat object, read within a record's bounds.
       let saved = notes["savedReader"].flatMap { text in
-        JSONNesting.offsetOfExcessiveNesting(in: text.utf8, limit: 8) == nil
-          ? try? JSONDecoder().decode(SavedReader.self, from: Data(text.utf8)) : nil
+        (try? JSONReader.read(text.utf8, limits: JSONReader.Limits(maximumSize: 64 * 1024, maximumDepth: 8)))
+          .flatMap { try? JSONValueDecoder().decode(SavedReader.self, from: $0) }
       }
       stored = Locked(.success(saved))
     }

@@ -16,8 +16,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
   case ndef
   /// The saved reader's record, as both stores read it.
   case storeRecord
-  /// The JSON syntax checker that explains refused records and manifests.
-  case jsonSyntax
+  /// `JSONReader`, the one reader of JSON text, with a render/read round trip of what it reads.
+  case json
   /// The update manifest parser.
   case manifest
   /// The answers of an NFC tag behind a PC/SC reader: the Type 4 and Type 2 procedures fed the input
@@ -56,7 +56,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     switch self {
     case .ndef: try Self.ndef(bytes)
     case .storeRecord: try Self.storeRecord(bytes)
-    case .jsonSyntax: _ = JSONSyntax.firstErrorOffset(in: bytes)
+    case .json: try Self.json(bytes)
     case .manifest: try Self.manifest(bytes)
     case .tagResponses: try Self.tagResponses(bytes)
     case .cbor: try Self.cbor(bytes)
@@ -86,6 +86,42 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
       throw FuzzViolation("a decoded message does not decode after re-encoding: \(encoded)")
     }
     guard again == message else { throw FuzzViolation("the round trip changed the message") }
+  }
+
+  /// What the reader accepts renders to text it reads again as the same value (numbers to within the
+  /// renderer's nine fraction digits); an error's offset is within the input.
+  private static func json(_ bytes: [UInt8]) throws(FuzzViolation) {
+    let limits = JSONReader.Limits(maximumSize: 1 << 20, maximumDepth: 32, maximumStringLength: 4096)
+    let value: JSONValue
+    do {
+      value = try JSONReader.read(bytes, limits: limits)
+    } catch {
+      guard error.offset <= bytes.count else { throw FuzzViolation("an error past the input's end: \(error)") }
+      return
+    }
+    let text = value.rendered
+    guard let again = try? JSONReader.read(text.utf8, limits: limits) else {
+      throw FuzzViolation("a value that reads renders to text that does not: \(text)")
+    }
+    guard same(value, again) else { throw FuzzViolation("the round trip changed the value: \(text)") }
+  }
+
+  /// Whether two values are equal, numbers compared as `Double`s to within the rendering's precision.
+  private static func same(_ a: JSONValue, _ b: JSONValue) -> Bool {
+    func number(_ value: JSONValue) -> Double? {
+      switch value {
+      case .int(let integer): Double(integer)
+      case .number(let number, _): number
+      default: nil
+      }
+    }
+    if let x = number(a), let y = number(b) { return abs(x - y) <= 1e-9 * max(1, abs(x)) + 1e-9 }
+    switch (a, b) {
+    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+    case (.object(let x), .object(let y)):
+      return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && same($0.1, $1.1) }
+    default: return a == b
+    }
   }
 
   private static func storeRecord(_ bytes: [UInt8]) throws(FuzzViolation) {

@@ -19,18 +19,18 @@ extension NFCRadioRecord {
     }
   }
 
-  static func entry(_ object: [String: Any]) throws(RecordFormatError) -> Entry {
-    if let policy = object["policy"] as? [String: Any] {
-      guard let name = policy["whenBusy"] as? String, let busy = NFCSystemPolicy.BusyBehavior(rawValue: name) else {
+  static func entry(_ object: [String: JSONValue]) throws(RecordFormatError) -> Entry {
+    if let policy = object["policy"]?.members {
+      guard let name = policy["whenBusy"]?.string, let busy = NFCSystemPolicy.BusyBehavior(rawValue: name) else {
         throw RecordFormatError("a policy without whenBusy")
       }
-      let timeout = (policy["sessionTimeout"] as? Double).flatMap(Duration.seconds(exactly:))
+      let timeout = policy["sessionTimeout"]?.double.flatMap(Duration.seconds(exactly:))
       return .policy(NFCSystemPolicy(sessionTimeout: timeout, whenBusy: busy))
     }
-    if let available = object["readingAvailable"] as? Bool { return .readingAvailable(available) }
-    if let note = object["note"] as? String { return .note(note) }
-    if let name = object["command"] as? String { return .command(try command(name, object)) }
-    if let name = object["event"] as? String { return .event(try event(name, object)) }
+    if let available = object["readingAvailable"]?.bool { return .readingAvailable(available) }
+    if let note = object["note"]?.string { return .note(note) }
+    if let name = object["command"]?.string { return .command(try command(name, object)) }
+    if let name = object["event"]?.string { return .event(try event(name, object)) }
     throw RecordFormatError("neither a policy, a command, an event nor a note")
   }
 
@@ -57,7 +57,9 @@ extension NFCRadioRecord {
     extra.merging(["command": name, "tag": tag.rawValue, "request": request.description]) { $1 }
   }
 
-  private static func command(_ name: String, _ object: [String: Any]) throws(RecordFormatError) -> NFCRadioCommand {
+  private static func command(_ name: String, _ object: [String: JSONValue]) throws(RecordFormatError)
+    -> NFCRadioCommand
+  {
     switch name {
     case "startPolling": return .startPolling(try requestID(object, "round"))
     case "stopPolling": return .stopPolling(try requestID(object, "round"))
@@ -67,9 +69,9 @@ extension NFCRadioRecord {
     case "writeNDEF":
       return .writeNDEF(try bytes(object["bytes"]), try tagID(object), try requestID(object, "request"))
     case "writeLock": return .writeLock(try tagID(object), try requestID(object, "request"))
-    case "presentSheet": return .presentSheet(object["alertMessage"] as? String ?? "")
-    case "updateSheet": return .updateSheet(object["alertMessage"] as? String ?? "")
-    case "dismissSheet": return .dismissSheet(object["errorMessage"] as? String)
+    case "presentSheet": return .presentSheet(object["alertMessage"]?.string ?? "")
+    case "updateSheet": return .updateSheet(object["alertMessage"]?.string ?? "")
+    case "dismissSheet": return .dismissSheet(object["errorMessage"]?.string)
     default: throw RecordFormatError("unknown command `\(name)`")
     }
   }
@@ -91,13 +93,15 @@ extension NFCRadioRecord {
     }
   }
 
-  private static func event(_ name: String, _ object: [String: Any]) throws(RecordFormatError) -> NFCRadioEvent {
+  private static func event(_ name: String, _ object: [String: JSONValue]) throws(RecordFormatError) -> NFCRadioEvent {
     switch name {
     case "pollingStarted": return .pollingStarted(try requestID(object, "round"))
     case "pollingFailed":
       return .pollingFailed(try requestID(object, "round"), try failure(object["failure"], depth: 0))
     case "tagsDetected":
-      guard let tags = object["tags"] as? [Any], tags.count <= 64 else { throw RecordFormatError("tags is not a list") }
+      guard case .array(let tags)? = object["tags"], tags.count <= 64 else {
+        throw RecordFormatError("tags is not a list")
+      }
       var ids: [NFCRadioTagID] = []
       for tag in tags { ids.append(try tagID(["tag": tag])) }
       return .tagsDetected(try requestID(object, "round"), ids)
@@ -125,15 +129,15 @@ extension NFCRadioRecord {
     }
   }
 
-  private static func response(_ value: Any?) throws(RecordFormatError) -> NFCRadioResponse {
-    guard let object = value as? [String: Any] else { throw RecordFormatError("a response is not an object") }
+  private static func response(_ value: JSONValue?) throws(RecordFormatError) -> NFCRadioResponse {
+    guard let object = value?.members else { throw RecordFormatError("a response is not an object") }
     if object["connected"] != nil { return .connected }
     if object["written"] != nil { return .written }
     if object["locked"] != nil { return .locked }
     if let read = object["read"] { return .read(try bytes(read)) }
-    if let status = object["status"] as? [String: Any] {
-      guard let formatted = status["formatted"] as? Bool, let writable = status["writable"] as? Bool,
-        let capacity = status["capacity"] as? Int
+    if let status = object["status"]?.members {
+      guard let formatted = status["formatted"]?.bool, let writable = status["writable"]?.bool,
+        let capacity = status["capacity"]?.int
       else { throw RecordFormatError("a status without formatted, writable and capacity") }
       return .status(NFCRadioTagStatus(isNDEFFormatted: formatted, isWritable: writable, capacity: capacity))
     }
@@ -162,17 +166,17 @@ extension NFCRadioRecord {
     }
   }
 
-  private static func failure(_ value: Any?, depth: Int) throws(RecordFormatError) -> NFCRadioFailure {
-    guard depth < 8, let object = value as? [String: Any], let name = object["failure"] as? String else {
+  private static func failure(_ value: JSONValue?, depth: Int) throws(RecordFormatError) -> NFCRadioFailure {
+    guard depth < 8, let object = value?.members, let name = object["failure"]?.string else {
       throw RecordFormatError("a failure is not an object with `failure`")
     }
     if let simple = simpleFailures.first(where: { $0.0 == name }) { return simple.1 }
     switch name {
-    case "tagResponse": return .tagResponse(detail: object["detail"] as? String ?? "")
+    case "tagResponse": return .tagResponse(detail: object["detail"]?.string ?? "")
     case "detailed":
-      let context = (object["context"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+      let context = (object["context"]?.members ?? [:]).compactMapValues(\.string)
       return .detailed(
-        try failure(object["base"], depth: depth + 1), message: object["message"] as? String,
+        try failure(object["base"], depth: depth + 1), message: object["message"]?.string,
         cause: try cause(object["cause"]), context: context)
     default: throw RecordFormatError("unknown failure `\(name)`")
     }
@@ -190,26 +194,28 @@ extension NFCRadioRecord {
     }
   }
 
-  private static func cause(_ value: Any?) throws(RecordFormatError) -> ErrorCause? {
-    guard let object = value as? [String: Any] else { return nil }
-    if let value = object["errno"] as? Int, let code = Int32(exactly: value) { return .errno(code) }
-    if let value = object["statusWord"] as? Int, let word = UInt16(exactly: value) { return .statusWord(word) }
-    if let value = object["httpStatus"] as? Int { return .httpStatus(value) }
-    if let value = object["pcsc"] as? Int, let code = UInt32(exactly: value) { return .pcsc(code) }
-    if let dbus = object["dbus"] as? [String: Any] {
-      return .dbus(name: dbus["name"] as? String ?? "", message: dbus["message"] as? String ?? "")
+  private static func cause(_ value: JSONValue?) throws(RecordFormatError) -> ErrorCause? {
+    guard let object = value?.members else { return nil }
+    if let value = object["errno"]?.int, let code = Int32(exactly: value) { return .errno(code) }
+    if let value = object["statusWord"]?.int, let word = UInt16(exactly: value) { return .statusWord(word) }
+    if let value = object["httpStatus"]?.int { return .httpStatus(value) }
+    if let value = object["pcsc"]?.int, let code = UInt32(exactly: value) { return .pcsc(code) }
+    if let dbus = object["dbus"]?.members {
+      return .dbus(name: dbus["name"]?.string ?? "", message: dbus["message"]?.string ?? "")
     }
-    if let smp = object["smp"] as? [String: Any], let rc = smp["rc"] as? Int {
-      return .smp(rc: rc, group: (smp["group"] as? Int).flatMap(UInt16.init(exactly:)))
+    if let smp = object["smp"]?.members, let rc = smp["rc"]?.int {
+      return .smp(rc: rc, group: smp["group"]?.int.flatMap(UInt16.init(exactly:)))
     }
-    if let text = object["other"] as? String { return .other(text) }
+    if let text = object["other"]?.string { return .other(text) }
     throw RecordFormatError("an unknown cause")
   }
 
   // MARK: Values
 
-  private static func requestID(_ object: [String: Any], _ key: String) throws(RecordFormatError) -> NFCRadioRequestID {
-    guard let text = object[key] as? String else { throw RecordFormatError("no `\(key)`") }
+  private static func requestID(
+    _ object: [String: JSONValue], _ key: String
+  ) throws(RecordFormatError) -> NFCRadioRequestID {
+    guard let text = object[key]?.string else { throw RecordFormatError("no `\(key)`") }
     let parts = text.split(separator: ".")
     guard parts.count == 2, let session = UInt64(parts[0]), let sequence = UInt64(parts[1]) else {
       throw RecordFormatError("`\(key)` is not session.sequence")
@@ -217,16 +223,16 @@ extension NFCRadioRecord {
     return NFCRadioRequestID(session: session, sequence: sequence)
   }
 
-  private static func tagID(_ object: [String: Any]) throws(RecordFormatError) -> NFCRadioTagID {
-    guard let number = object["tag"] as? Int, let value = UInt64(exactly: number) else {
+  private static func tagID(_ object: [String: JSONValue]) throws(RecordFormatError) -> NFCRadioTagID {
+    guard let number = object["tag"]?.int, let value = UInt64(exactly: number) else {
       throw RecordFormatError("no tag number")
     }
     return NFCRadioTagID(value)
   }
 
   /// Hex text; at most 64 KiB of bytes.
-  private static func bytes(_ value: Any?) throws(RecordFormatError) -> [UInt8] {
-    guard let text = value as? String, text.utf8.count % 2 == 0, text.utf8.count <= 131_072 else {
+  private static func bytes(_ value: JSONValue?) throws(RecordFormatError) -> [UInt8] {
+    guard let text = value?.string, text.utf8.count % 2 == 0, text.utf8.count <= 131_072 else {
       throw RecordFormatError("bytes are not hex text of at most 64 KiB")
     }
     var result: [UInt8] = []
@@ -259,5 +265,40 @@ extension NFCRadioRecord {
       text.append(digits[Int(byte & 0x0F)])
     }
     return String(decoding: text, as: UTF8.self)
+  }
+}
+
+extension JSONValue {
+  /// An object's members by key (the reader refuses repeated keys), or `nil` for anything else.
+  fileprivate var members: [String: JSONValue]? {
+    guard case .object(let members) = self else { return nil }
+    return Dictionary(members, uniquingKeysWith: { $1 })
+  }
+
+  fileprivate var string: String? {
+    guard case .string(let text) = self else { return nil }
+    return text
+  }
+
+  fileprivate var bool: Bool? {
+    guard case .bool(let flag) = self else { return nil }
+    return flag
+  }
+
+  /// A whole number, written with or without a fraction of zero.
+  fileprivate var int: Int? {
+    switch self {
+    case .int(let value): value
+    case .number(let value, _): value.isFinite ? Int(exactly: value) : nil
+    default: nil
+    }
+  }
+
+  fileprivate var double: Double? {
+    switch self {
+    case .int(let value): Double(value)
+    case .number(let value, _): value
+    default: nil
+    }
   }
 }

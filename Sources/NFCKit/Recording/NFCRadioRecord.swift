@@ -100,6 +100,9 @@ extension NFCRadioRecord {
   /// The deepest nesting of arrays and objects a line may have (a line nests three levels).
   static let maximumDepth = 16
 
+  /// What a line may be: its bytes (64 KiB of NDEF as hex, and the rest), its nesting.
+  static let limits = JSONReader.Limits(maximumSize: 1 << 20, maximumDepth: maximumDepth)
+
   /// Reads a recording: every non-empty line of `text`, in order.
   /// - Throws: `NFCRadioRecordError` for the first line that is not a recording line.
   public static func parse(_ text: String) throws(NFCRadioRecordError) -> [NFCRadioRecord] {
@@ -108,16 +111,24 @@ extension NFCRadioRecord {
       let trimmed = line.trimmingCharacters(in: .whitespaces)
       guard !trimmed.isEmpty else { continue }
       func fail(_ message: String) -> NFCRadioRecordError { NFCRadioRecordError(line: index + 1, message: message) }
-      // Refused before `JSONSerialization` recurses into it: a line nests three levels.
-      if let offset = JSONNesting.offsetOfExcessiveNesting(in: trimmed.utf8, limit: Self.maximumDepth) {
-        throw fail("arrays and objects nest deeper than \(Self.maximumDepth) levels (at byte \(offset))")
+      let value: JSONValue
+      do {
+        value = try JSONReader.read(trimmed.utf8, limits: Self.limits)
+      } catch {
+        if case .tooDeep = error.kind {
+          throw fail("arrays and objects nest deeper than \(Self.maximumDepth) levels (at byte \(error.offset))")
+        }
+        throw fail("not a JSON object: \(error)")
       }
-      guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
-        throw fail("not a JSON object")
+      guard case .object(let members) = value else { throw fail("not a JSON object") }
+      let object = Dictionary(members, uniquingKeysWith: { $1 })
+      let seconds: Double
+      switch object["t"] {
+      case .int(let whole)?: seconds = Double(whole)
+      case .number(let number, _)?: seconds = number
+      default: throw fail("no time `t` in seconds")
       }
-      guard let seconds = object["t"] as? Double, seconds.isFinite, seconds >= 0, seconds < 1e9 else {
-        throw fail("no time `t` in seconds")
-      }
+      guard seconds >= 0, seconds < 1e9 else { throw fail("no time `t` in seconds") }
       let time = Duration.microseconds(Int64((seconds * 1_000_000).rounded()))
       do {
         records.append(NFCRadioRecord(time: time, try entry(object)))

@@ -9,8 +9,7 @@ package enum SavedReaderRecord {
   static let version = 1
 
   /// Read first, to tell an unknown version from a corrupt record. `Double`, so a fractional version
-  /// is reported against its field on every platform (Linux's `JSONDecoder` reports a fraction
-  /// decoded as `Int` as invalid JSON).
+  /// is reported against its field rather than as a number that does not fit.
   private struct Envelope: Decodable {
     var version: Double
   }
@@ -49,22 +48,28 @@ package enum SavedReaderRecord {
 
   /// Decodes a record, or says precisely why the bytes are not one.
   static func decode(_ bytes: some Collection<UInt8>) -> Result<SavedReader, Failure> {
-    let data = Data(bytes)
-    if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
-      let reason = data.isEmpty ? "the record is empty" : "the record holds only white space"
-      return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(data.count)"]))
+    if bytes.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+      let reason = bytes.isEmpty ? "the record is empty" : "the record holds only white space"
+      return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(bytes.count)"]))
     }
-    // A record is one flat object; deeper nesting is refused before `JSONDecoder` recurses into it.
-    if let offset = JSONNesting.offsetOfExcessiveNesting(in: data, limit: maximumDepth) {
-      let reason = "the record nests arrays and objects deeper than \(maximumDepth) levels (at byte \(offset))"
-      return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(offset)"]))
+    let root: JSONValue
+    do {
+      root = try JSONReader.read(bytes, limits: limits)
+    } catch {
+      let reason =
+        if case .tooDeep = error.kind {
+          "the record nests arrays and objects deeper than \(maximumDepth) levels (at byte \(error.offset))"
+        } else {
+          "the record is not valid JSON (error at byte \(error.offset)): \(error.reason)"
+        }
+      return .failure(Failure(reason: reason, context: ["reason": reason, "offset": "\(error.offset)"]))
     }
-    let decoder = JSONDecoder()
+    let decoder = JSONValueDecoder()
     let envelope: Envelope
     do {
-      envelope = try decoder.decode(Envelope.self, from: data)
+      envelope = try decoder.decode(Envelope.self, from: root)
     } catch {
-      return .failure(failure(error, data))
+      return .failure(failure(error))
     }
     guard let found = Int(exactly: envelope.version) else {
       let reason = "the field version is not an integer"
@@ -80,9 +85,9 @@ package enum SavedReaderRecord {
     }
     let record: RecordV1
     do {
-      record = try decoder.decode(RecordV1.self, from: data)
+      record = try decoder.decode(RecordV1.self, from: root)
     } catch {
-      return .failure(failure(error, data))
+      return .failure(failure(error))
     }
     // The same rule as a connection's location id: a record that could never be reconnected is corrupt.
     for (field, value) in [("serialNumber", record.serialNumber), ("locationId", record.locationId)]
@@ -115,17 +120,12 @@ package enum SavedReaderRecord {
     }
   }
 
-  private static func failure(_ error: any Error, _ data: Data) -> Failure {
+  private static func failure(_ error: any Error) -> Failure {
     func make(_ reason: String, _ extra: [String: String] = [:]) -> Failure {
       Failure(reason: reason, context: extra.merging(["reason": reason]) { $1 })
     }
     guard let error = error as? DecodingError else { return make("cannot decode: \(error)") }
     switch error {
-    case .dataCorrupted(let context) where context.codingPath.isEmpty:
-      guard let offset = JSONSyntax.firstErrorOffset(in: Array(data)) else {
-        return make("the record could not be decoded (invalid UTF-8, a number out of range, or nested too deeply)")
-      }
-      return make("the record is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
     case .typeMismatch(_, let context) where context.codingPath.isEmpty,
       .valueNotFound(_, let context) where context.codingPath.isEmpty:
       return make("the record is not a JSON object")
@@ -149,6 +149,9 @@ package enum SavedReaderRecord {
 
   /// The deepest nesting of arrays and objects a record may have; a real one has 1 level.
   static let maximumDepth = 8
+
+  /// What the reader accepts of a record: the size bounds its strings and values, as it always has.
+  static let limits = JSONReader.Limits(maximumSize: maximumSize, maximumDepth: maximumDepth)
 
   /// What a store finds where the record should be.
   package enum Found {

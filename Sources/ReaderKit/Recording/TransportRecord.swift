@@ -62,14 +62,13 @@ public enum TransportRecord: Sendable, Hashable {
   /// The longest line read (a line holds one event; the longest, an update with its release notes, is
   /// a few kilobytes).
   public static let maximumLineLength = 1 << 20
-  /// The deepest nesting of arrays and objects read (a line nests four levels); deeper lines are
-  /// refused before `JSONDecoder` recurses into them.
+  /// The deepest nesting of arrays and objects read (a line nests four levels).
   static let maximumDepth = 16
 
   /// How numbers JSON cannot hold are written (a reader's progress is whatever it reported).
   private static let nonConforming = JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(
     positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-  private static let nonConformingDecoding = JSONDecoder.NonConformingFloatDecodingStrategy.convertFromString(
+  private static let nonConformingDecoding = JSONValueDecoder.NonConformingFloats(
     positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
 
   /// The time of a command or an event; nil for the header.
@@ -100,17 +99,25 @@ public enum TransportRecord: Sendable, Hashable {
         .invalidConfiguration, "a recorded line is longer than \(Self.maximumLineLength) bytes",
         context: ["length": "\(bytes.count)"])
     }
-    if let offset = JSONNesting.offsetOfExcessiveNesting(in: bytes, limit: Self.maximumDepth) {
+    let root: JSONValue
+    do {
+      root = try JSONReader.read(
+        bytes, limits: JSONReader.Limits(maximumSize: Self.maximumLineLength, maximumDepth: Self.maximumDepth))
+    } catch {
+      if case .tooDeep = error.kind {
+        throw ReaderError(
+          .invalidConfiguration,
+          "a recorded line nests arrays and objects deeper than \(Self.maximumDepth) levels (at byte \(error.offset))",
+          context: ["offset": "\(error.offset)"])
+      }
       throw ReaderError(
-        .invalidConfiguration,
-        "a recorded line nests arrays and objects deeper than \(Self.maximumDepth) levels (at byte \(offset))",
-        context: ["offset": "\(offset)"])
+        .invalidConfiguration, "a recorded line is not valid JSON (error at byte \(error.offset)): \(error.reason)",
+        context: ["offset": "\(error.offset)"])
     }
     let decoded: TransportRecordLine
     do {
-      let decoder = JSONDecoder()
-      decoder.nonConformingFloatDecodingStrategy = Self.nonConformingDecoding
-      decoded = try decoder.decode(TransportRecordLine.self, from: Data(bytes))
+      decoded = try JSONValueDecoder(nonConformingFloats: Self.nonConformingDecoding).decode(
+        TransportRecordLine.self, from: root)
     } catch {
       throw ReaderError(.invalidConfiguration, "a recorded line is not a record: \(error)")
     }

@@ -39,58 +39,35 @@ struct ManifestParser {
     failure("the manifest is larger than \(maximumSize) bytes", ["limit": "\(maximumSize)"])
   }
 
-  private func json(_ manifestBytes: Data) throws(ReaderError) -> ManifestJSON {
+  /// The deepest nesting of arrays and objects a manifest may have; a real one has 4 levels.
+  static let maximumDepth = 16
+
+  private func json(_ manifestBytes: Data) throws(ReaderError) -> JSONValue {
     guard manifestBytes.count <= maximumSize else { throw tooLarge() }
     var bytes = manifestBytes
     // A UTF-8 byte-order mark, which editors on some systems write, is not JSON but says nothing
     // wrong (RFC 8259 §8.1 lets a parser ignore it): read as white space, offsets stay the file's.
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.replaceSubrange(0..<3, with: [0x20, 0x20, 0x20]) }
-    // A syntax error is reported before nesting, unless the syntax checker stopped at the nesting
-    // itself (an array or object opened 512 deep): garbage is "not valid JSON", whatever brackets it holds.
-    let syntaxError = JSONSyntax.firstErrorOffset(in: Array(bytes))
-    let nesting = JSONNesting.offsetOfExcessiveNesting(in: bytes, limit: ManifestJSON.maximumDepth)
-    if let offset = syntaxError, nesting.map({ $0 > offset || !isOpening(bytes, at: offset) }) ?? true {
-      throw failure("the manifest is not valid JSON (error at byte \(offset))", ["offset": "\(offset)"])
-    }
-    if let offset = nesting {
-      throw failure(
-        "the manifest nests arrays and objects deeper than \(ManifestJSON.maximumDepth) levels (at byte \(offset))",
-        ["offset": "\(offset)"])
-    }
     do {
-      return try JSONDecoder().decode(ManifestJSON.self, from: bytes)
-    } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-      // Valid syntax that Swift cannot hold, e.g. a number out of range.
-      throw invalid(path(context.codingPath), nil, "is not a representable value")
+      return try JSONReader.read(
+        bytes, limits: JSONReader.Limits(maximumSize: maximumSize, maximumDepth: Self.maximumDepth))
     } catch {
-      throw failure("the manifest could not be decoded (invalid UTF-8 or a number out of range)", [:])
-    }
-  }
-
-  /// Whether `bytes` opens an array or an object at `offset`.
-  private func isOpening(_ bytes: Data, at offset: Int) -> Bool {
-    guard offset < bytes.count else { return false }
-    let byte = bytes[bytes.startIndex + offset]
-    return byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{")
-  }
-
-  private func path(_ codingPath: [any CodingKey]) -> String {
-    var text = ""
-    for key in codingPath {
-      if let index = key.intValue {
-        text += "[\(index)]"
-      } else {
-        text += text.isEmpty ? key.stringValue : "." + key.stringValue
+      let offset = error.offset
+      if case .tooDeep = error.kind {
+        throw failure(
+          "the manifest nests arrays and objects deeper than \(Self.maximumDepth) levels (at byte \(offset))",
+          ["offset": "\(offset)"])
       }
+      throw failure(
+        "the manifest is not valid JSON (error at byte \(offset)): \(error.reason)", ["offset": "\(offset)"])
     }
-    return text
   }
 
   // MARK: - One release
 
-  private func release(_ value: ManifestJSON, at path: String) throws(ReaderError) -> UpdateRelease {
+  private func release(_ value: JSONValue, at path: String) throws(ReaderError) -> UpdateRelease {
     let members = try object(value, at: path)
-    func field(_ name: String) -> (String, ManifestJSON?) { ("\(path).\(name)", members[name]) }
+    func field(_ name: String) -> (String, JSONValue?) { ("\(path).\(name)", members[name]) }
 
     let (typePath, typeValue) = field("deviceType")
     guard let deviceType = DeviceType(rawValue: try string(typeValue, at: typePath)) else {
@@ -128,7 +105,7 @@ struct ManifestParser {
       expiresAt: expiresAt, components: components, durationEstimate: estimate, image: image)
   }
 
-  private func locations(_ field: (String, ManifestJSON?)) throws(ReaderError) -> UpdateRelease.Locations {
+  private func locations(_ field: (String, JSONValue?)) throws(ReaderError) -> UpdateRelease.Locations {
     let (path, value) = field
     if case .string("all") = value { return .all }
     guard case .array(let elements)? = value else {
@@ -145,7 +122,7 @@ struct ManifestParser {
     return .only(ids)
   }
 
-  private func components(_ field: (String, ManifestJSON?)) throws(ReaderError) -> UpdateComponent {
+  private func components(_ field: (String, JSONValue?)) throws(ReaderError) -> UpdateComponent {
     let (path, value) = field
     let elements = try array(value, at: path)
     guard !elements.isEmpty else { throw invalid(path, value, "is empty; an update replaces at least one component") }
@@ -162,7 +139,7 @@ struct ManifestParser {
     return components
   }
 
-  private func image(_ field: (String, ManifestJSON?)) throws(ReaderError) -> FirmwareImage {
+  private func image(_ field: (String, JSONValue?)) throws(ReaderError) -> FirmwareImage {
     let (path, value) = field
     let members = try object(value, at: path)
     let urlValue = members["url"]
@@ -191,24 +168,30 @@ struct ManifestParser {
 
   // MARK: - Typed fields
 
-  private func object(_ value: ManifestJSON?, at path: String) throws(ReaderError) -> [String: ManifestJSON] {
+  private func object(_ value: JSONValue?, at path: String) throws(ReaderError) -> [String: JSONValue] {
     guard case .object(let members)? = value else { throw wrongType(path, value, "an object") }
-    return members
+    // The reader refuses repeated keys.
+    return Dictionary(members, uniquingKeysWith: { $1 })
   }
 
-  private func array(_ value: ManifestJSON?, at path: String) throws(ReaderError) -> [ManifestJSON] {
+  private func array(_ value: JSONValue?, at path: String) throws(ReaderError) -> [JSONValue] {
     guard case .array(let elements)? = value else { throw wrongType(path, value, "an array") }
     return elements
   }
 
-  private func string(_ value: ManifestJSON?, at path: String) throws(ReaderError) -> String {
+  private func string(_ value: JSONValue?, at path: String) throws(ReaderError) -> String {
     guard case .string(let text)? = value else { throw wrongType(path, value, "a string") }
     return text
   }
 
   /// A whole number that fits an `Int` exactly.
-  private func integer(_ value: ManifestJSON?, at path: String) throws(ReaderError) -> Int {
-    guard case .number(let number)? = value else { throw wrongType(path, value, "an integer") }
+  private func integer(_ value: JSONValue?, at path: String) throws(ReaderError) -> Int {
+    let number: Double
+    switch value {
+    case .int(let integer)?: number = Double(integer)
+    case .number(let fractional, _)?: number = fractional
+    default: throw wrongType(path, value, "an integer")
+    }
     guard number.rounded() == number, let integer = Int(exactly: number), abs(number) < 9e15 else {
       throw invalid(path, value, "is not an integer")
     }
@@ -216,7 +199,7 @@ struct ManifestParser {
   }
 
   /// An ISO 8601 date-time with a time zone, on a day that exists.
-  private func date(_ field: (String, ManifestJSON?)) throws(ReaderError) -> Date {
+  private func date(_ field: (String, JSONValue?)) throws(ReaderError) -> Date {
     let (path, value) = field
     let text = try string(value, at: path)
     guard Self.hasValidCalendarDay(text), let date = try? Date.ISO8601FormatStyle().parse(text) else {
@@ -248,9 +231,9 @@ struct ManifestParser {
   // MARK: - Errors
 
   /// A field that is absent or of the wrong JSON type.
-  private func wrongType(_ path: String, _ value: ManifestJSON?, _ expected: String) -> ReaderError {
+  private func wrongType(_ path: String, _ value: JSONValue?, _ expected: String) -> ReaderError {
     guard let value else { return missing(path) }
-    return invalid(path, value, "is \(value.kind), not \(expected)")
+    return invalid(path, value, "is \(value.kindName), not \(expected)")
   }
 
   private func missing(_ path: String) -> ReaderError {
@@ -259,7 +242,7 @@ struct ManifestParser {
   }
 
   /// A field whose value is wrong; `reason` completes "the field <path> …".
-  func invalid(_ path: String, _ value: ManifestJSON?, _ reason: String) -> ReaderError {
+  func invalid(_ path: String, _ value: JSONValue?, _ reason: String) -> ReaderError {
     var context = ["field": path]
     if let value { context["value"] = value.quoted }
     let name = path.isEmpty ? "the manifest" : "the field \(path)"

@@ -135,7 +135,8 @@ import Testing
   @Test func aLineThatIsNotARecordingLineIsNamed() {
     let good = NFCRadioRecord(time: .seconds(1), .note("x")).jsonLine
     let cases: [(String, String)] = [
-      ("nonsense", "line 2: not a JSON object"),
+      ("nonsense", "line 2: not a JSON object: `null` was expected (at byte 1)"),
+      ("[1]", "line 2: not a JSON object"),
       ("{\"note\":\"x\"}", "line 2: no time `t` in seconds"),
       ("{\"t\":-1,\"note\":\"x\"}", "line 2: no time `t` in seconds"),
       ("{\"t\":1,\"command\":\"fly\"}", "line 2: unknown command `fly`"),

@@ -101,10 +101,15 @@ private func invalid(
     #expect(error?.context["offset"] == "\(3 + 22)")
   }
 
-  @Test func garbageIsNotValidJSONWhateverBracketsItOpens() {
-    let garbage = Data((String(repeating: "[", count: 40) + "%PDF-1.7 binary").utf8)
+  @Test func theFirstFaultInReadingOrderIsReportedAtItsByte() {
+    let garbage = Data((String(repeating: "[", count: 10) + "%PDF-1.7 binary").utf8)
     let error = expectInvalid(garbage, field: nil, value: nil, reasonContains: "is not valid JSON")
-    #expect(error?.context["offset"] == "40")
+    #expect(error?.context["offset"] == "10")
+    // Brackets past the nesting limit are refused at the first one, before the reader looks further.
+    let deepGarbage = Data((String(repeating: "[", count: 40) + "%PDF-1.7 binary").utf8)
+    let deepError = expectInvalid(
+      deepGarbage, field: nil, value: nil, reasonContains: "nests arrays and objects deeper than 16 levels")
+    #expect(deepError?.context["offset"] == "16")
     // Valid JSON nested too deep is reported as such.
     let deep = Data((String(repeating: "[", count: 40) + String(repeating: "]", count: 40)).utf8)
     expectInvalid(deep, field: nil, value: nil, reasonContains: "nests arrays and objects deeper than 16 levels")
