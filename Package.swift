@@ -26,10 +26,13 @@ let package = Package(
       name: "ReaderKit",
       dependencies: [
         "ReaderCore", "ReaderSimulator", .target(name: "CLibcrypto", condition: .when(platforms: [.linux])),
+        .target(name: "CLibssl", condition: .when(platforms: [.linux])),
         .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ], swiftSettings: strict),
     // The system's libcrypto, for SHA-256 on Linux (Apple platforms use CryptoKit).
     .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+    // The system's libssl, for the update catalog's https on Linux (Apple platforms use URLSession).
+    .systemLibrary(name: "CLibssl", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
     // MCUmgr's SMP (CBOR, frames, the client, MCUboot image updates) and the reader link over it; pure
     // Swift over a small transport protocol that a Bluetooth backend implements.
     .target(name: "MCUmgr", dependencies: ["ReaderCore"], swiftSettings: strict),

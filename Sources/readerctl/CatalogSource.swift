@@ -11,7 +11,9 @@ struct CatalogSource {
   /// Fetches and parses the manifest, stopped when the cancellation is.
   private let fetchManifest: @Sendable (CatalogCancellation) throws(ReaderError) -> UpdateManifest
 
-  init(_ text: String, stallTimeout: Duration, fetchTimeout: Duration?) throws(UsageError) {
+  init(_ text: String, stallTimeout: Duration, fetchTimeout: Duration?, trustedCertificates: URL? = nil)
+    throws(UsageError)
+  {
     guard !text.isEmpty else { throw UsageError("--catalog needs a file path or a URL") }
     guard let scheme = text.firstMatch(of: /^([A-Za-z][A-Za-z0-9+.\-]*):\/\//)?.1.lowercased() else {
       let catalog = ManifestUpdateCatalog(path: text)
@@ -23,7 +25,9 @@ struct CatalogSource {
     }
     switch scheme {
     case "http", "https":
-      let catalog = HTTPUpdateCatalog(manifestURL: url, stallTimeout: stallTimeout, totalTimeout: fetchTimeout)
+      let catalog = HTTPUpdateCatalog(
+        manifestURL: url, stallTimeout: stallTimeout, totalTimeout: fetchTimeout,
+        trustedCertificates: trustedCertificates)
       self.init(catalog: catalog, location: url.absoluteString) { cancellation throws(ReaderError) in
         try catalog.manifest(cancellation: cancellation)
       }

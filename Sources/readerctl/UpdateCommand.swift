@@ -10,7 +10,7 @@ enum UpdateCommand {
     overview: "Checks a simulated reader against an update manifest, and installs the update that applies.",
     synopses: [
       "--catalog PATH|URL [--serial S] [--device-type T] [--installed-version V] [--location ID] [--date DATE] "
-        + "[--install] [--dock] [--stall-timeout S] [--fetch-timeout S] [--seed N] [--readers N] [--speed X] [--json]"
+        + "[--install] [--dock] [--stall-timeout S] [--fetch-timeout S] [--ca-file PEM] [--seed N] [--readers N] [--speed X] [--json]"
     ],
     discussion: [
       "Prints the update that applies to the reader: its version, components, estimate, whether it is "
@@ -47,6 +47,10 @@ enum UpdateCommand {
         "fetch-timeout", ["S"],
         "how long one HTTP fetch (the manifest, or the image) may take in all, in seconds (default: 10 s and one "
           + "more for every 64 KiB the fetch may bring)"),
+      .init(
+        "ca-file", ["PEM"],
+        "trust the CA certificates in the PEM file for an https: catalog, besides the system's (a private "
+          + "catalog's own CA)"),
       .init("seed", ["N"], "seed of the simulated world (default 1)"),
       .init("readers", ["N"], "readers in the world (default 3, 1-64)"),
       .init(
@@ -85,7 +89,8 @@ enum UpdateCommand {
       try options.number("fetch-timeout", default: 0, in: 0.001...86_400)
     }
     let source = try CatalogSource(
-      catalogText, stallTimeout: .seconds(stallTimeout), fetchTimeout: fetchTimeout.map { .seconds($0) })
+      catalogText, stallTimeout: .seconds(stallTimeout), fetchTimeout: fetchTimeout.map { .seconds($0) },
+      trustedCertificates: options.string("ca-file").map { URL(fileURLWithPath: $0) })
     let deviceType = try options.string("device-type").map { text throws(UsageError) -> DeviceType in
       guard let type = DeviceType(rawValue: text) else {
         let names = DeviceType.allCases.map(\.rawValue).joined(separator: ", ")

@@ -30,6 +30,20 @@ package struct FetchErrors: Sendable {
       cause: .httpStatus(status))
   }
 
+  /// `updateCatalogUnavailable`: the server's certificate did not verify (`reason` is OpenSSL's, such as
+  /// "certificate has expired"): `context["verification"]`, an `.other("certificate verify failed: …")`
+  /// cause, and OpenSSL's `X509_V_ERR` number in `context["verifyCode"]`.
+  func untrusted(_ reason: String, code: Int) -> ReaderError {
+    ReaderError(
+      .updateCatalogUnavailable,
+      "cannot fetch \(url.absoluteString): the server's certificate is not trusted: \(reason)",
+      context: [
+        "url": url.absoluteString, "reason": "certificate verify failed: \(reason)", "verification": reason,
+        "verifyCode": "\(code)",
+      ],
+      cause: .other("certificate verify failed: \(reason)"))
+  }
+
   /// `updateCatalogTimedOut`: `timeout` ran out (`context["timeout"]`, in seconds).
   func timedOut(_ timeout: Duration, _ reason: String) -> ReaderError {
     ReaderError(

@@ -2,14 +2,20 @@ import Foundation
 import ReaderCore
 
 /// An `UpdateCatalog` that fetches a JSON manifest (the format is described at `UpdateManifest`) and
-/// its images over HTTP with `URLSession`.
+/// its images over HTTP or HTTPS.
 ///
-/// On Linux, plain `http:` is fetched with a small HTTP/1.1 reader on a socket instead, because
-/// URLSession there (swift-corelibs-foundation) reads ahead of its delegate without back-pressure: a
-/// server streaming an endless body was seen to push hundreds of megabytes into the process before a
-/// cancel took effect. `https:` goes through URLSession everywhere; on Linux a hostile HTTPS server can
-/// therefore still make URLSession buffer beyond the bound for a moment, though the catalog keeps none
-/// of it and answers at the bound.
+/// On Linux every fetch goes through one small HTTP/1.1 client on a non-blocking socket, plain for
+/// `http:` and through OpenSSL's libssl for `https:` (a system library: `libssl-dev`). URLSession is not
+/// used there, because on Linux (swift-corelibs-foundation) it reads ahead of its delegate without
+/// back-pressure: a server streaming an endless body was seen to push hundreds of megabytes into the
+/// process before a cancel took effect. On Apple platforms, where libssl is not part of the system,
+/// fetches go through URLSession and the platform's TLS.
+///
+/// An `https:` server must present a certificate that verifies against the system's trust store (on
+/// Debian /etc/ssl/certs) — or, on Linux, against the CA certificates in `trustedCertificates` — and
+/// names the host (checked, and sent as SNI); TLS 1.2 is the oldest version accepted. A certificate that
+/// does not verify is `updateCatalogUnavailable` with the verification failure as its cause
+/// (`.other("certificate verify failed: certificate has expired")`) and in `context["verification"]`.
 ///
 /// Image URLs in the manifest are resolved against the manifest's URL and must be `http:` or `https:`.
 /// The manifest is fetched again on every `availableUpdate(for:at:)`. Every fetch is bounded in time
@@ -25,7 +31,7 @@ import ReaderCore
 /// - an HTTP status outside 2xx, a refused connection or an unknown host is `updateCatalogUnavailable`
 ///   naming the URL (and the status);
 /// - the forms taking a `CatalogCancellation`, and the `async` forms when their task is cancelled, stop
-///   a blocked connect or read at once, close the socket and throw `canceled`.
+///   a blocked connect, TLS handshake or read at once, close the socket and throw `canceled`.
 ///
 /// A failure is always an error, never read as "no update". The synchronous calls block the calling
 /// thread: call them off the terminal's scheduler, or use the `async` forms, which run on a thread of
@@ -45,16 +51,21 @@ public struct HTTPUpdateCatalog: UpdateCatalog {
   public let totalTimeout: Duration?
   /// The largest manifest accepted, in bytes.
   public let maximumManifestSize: Int
+  /// A PEM file of CA certificates trusted for `https:` besides the system's trust store (a private
+  /// catalog's own CA); `nil`: the system's only. Honoured on Linux; on Apple platforms URLSession
+  /// applies the system's trust settings alone.
+  public let trustedCertificates: URL?
 
   /// A catalog over the manifest at `manifestURL` (`http:` or `https:`).
   public init(
     manifestURL: URL, stallTimeout: Duration = .seconds(15), totalTimeout: Duration? = nil,
-    maximumManifestSize: Int = UpdateManifest.maximumSize
+    maximumManifestSize: Int = UpdateManifest.maximumSize, trustedCertificates: URL? = nil
   ) {
     self.manifestURL = manifestURL
     self.stallTimeout = stallTimeout
     self.totalTimeout = totalTimeout
     self.maximumManifestSize = maximumManifestSize
+    self.trustedCertificates = trustedCertificates
   }
 
   /// The deadline of a fetch that may bring `limit` bytes, unless `totalTimeout` says otherwise: 10 s
@@ -120,28 +131,16 @@ public struct HTTPUpdateCatalog: UpdateCatalog {
     return try FirmwareDownload.verified(image, try fetch(image.url, limit: image.size, cancellation: cancellation))
   }
 
-  /// How a catalog fetches.
-  enum Transport: Sendable {
-    /// On Linux, `http:` through `SocketHTTPFetch` (URLSession there cannot stop reading at a byte
-    /// bound); everything else through URLSession.
-    case automatic
-    /// Always URLSession.
-    case urlSession
-  }
-
-  /// Test seam: the transport to use.
-  var transport = Transport.automatic
-
   private func fetch(_ url: URL, limit: Int, cancellation: CatalogCancellation) throws(ReaderError) -> BoundedBody {
     let deadline = totalTimeout ?? Self.defaultTotalTimeout(forLimit: limit)
     #if canImport(Glibc)
-      if transport == .automatic, url.scheme?.lowercased() == "http" {
-        return try SocketHTTPFetch.get(
-          url, limit: limit, stallTimeout: stallTimeout, totalTimeout: deadline, cancellation: cancellation)
-      }
+      return try SocketHTTPFetch.get(
+        url, limit: limit, stallTimeout: stallTimeout, totalTimeout: deadline,
+        trustedCertificates: trustedCertificates, cancellation: cancellation)
+    #else
+      return try HTTPFetch.get(
+        url, limit: limit, stallTimeout: stallTimeout, totalTimeout: deadline, cancellation: cancellation)
     #endif
-    return try HTTPFetch.get(
-      url, limit: limit, stallTimeout: stallTimeout, totalTimeout: deadline, cancellation: cancellation)
   }
 
   private static func requireHTTP(_ url: URL) throws(ReaderError) {

@@ -1,5 +1,6 @@
 import Foundation
 import ReaderCore
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -23,13 +24,28 @@ final class CatalogServer: Sendable {
   let root: URL
   /// The port it listens on.
   let port: Int
+  /// Its HTTPS ports and the CA that issued their certificates; `nil` without the openssl tool.
+  let tls: TLS?
+
+  /// The HTTPS side: the same files and misbehaviours over TLS.
+  struct TLS: Sendable {
+    /// Presents a certificate for DNS:localhost issued by `certificateAuthority`.
+    let port: Int
+    /// Presents the same, expired.
+    let expiredPort: Int
+    /// Presents a self-signed certificate for DNS:localhost.
+    let selfSignedPort: Int
+    /// The PEM file of the CA the server made for this run.
+    let certificateAuthority: URL
+  }
   /// Held open for the life of the process; the server exits when it closes.
   private let input: FileHandle
   private let process: Process
 
-  private init(root: URL, port: Int, input: FileHandle, process: Process) {
+  private init(root: URL, port: Int, tls: TLS?, input: FileHandle, process: Process) {
     self.root = root
     self.port = port
+    self.tls = tls
     self.input = input
     self.process = process
   }
@@ -43,7 +59,7 @@ final class CatalogServer: Sendable {
   private static func start() throws(Failure) -> CatalogServer {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path]
+    process.arguments = ["python3", script.path, "--tls"]
     process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
     let stdin = Pipe()
     let stdout = Pipe()
@@ -79,46 +95,114 @@ final class CatalogServer: Sendable {
     let words = String(decoding: line, as: UTF8.self).split(separator: " ").map {
       $0.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-    guard words.count == 4, words[0] == "port", let port = Int(words[1]), words[2] == "root" else {
+    // "port N root R", or "port N tls T expired E self-signed S ca CA root R".
+    var fields: [String: String] = [:]
+    for index in stride(from: 0, to: words.count - 1, by: 2) { fields[words[index]] = words[index + 1] }
+    guard words.count == 4 || words.count == 12, let port = fields["port"].flatMap({ Int($0) }),
+      let root = fields["root"]
+    else {
       kill(pid, SIGKILL)
       process.waitUntilExit()
       throw Failure(description: "the catalog server did not announce itself (printed \"\(words)\")")
     }
+    var tls: TLS?
+    if let tlsPort = fields["tls"].flatMap({ Int($0) }), let expired = fields["expired"].flatMap({ Int($0) }),
+      let selfSigned = fields["self-signed"].flatMap({ Int($0) }), let authority = fields["ca"]
+    {
+      tls = TLS(
+        port: tlsPort, expiredPort: expired, selfSignedPort: selfSigned,
+        certificateAuthority: URL(fileURLWithPath: authority))
+    }
     return CatalogServer(
-      root: URL(fileURLWithPath: words[3], isDirectory: true), port: port, input: stdin.fileHandleForWriting,
+      root: URL(fileURLWithPath: root, isDirectory: true), port: port, tls: tls, input: stdin.fileHandleForWriting,
       process: process)
   }
+}
+
+/// How a test reaches the catalog server.
+enum CatalogScheme: String, Sendable, CustomTestStringConvertible {
+  /// `http://127.0.0.1:port/`.
+  case http
+  /// `https://localhost:port/`, with the server's CA trusted.
+  case https
+
+  var testDescription: String { rawValue }
+
+  /// The schemes the tests run over: `https` too where the server could make certificates, or where
+  /// `READERKIT_CI=1` requires it (then its tests fail without it); else says once why it is left out.
+  static let available: [CatalogScheme] = {
+    let server = try? CatalogServer.shared.get()
+    if server?.tls != nil || ProcessInfo.processInfo.environment["READERKIT_CI"] == "1" { return [.http, .https] }
+    print("skipping the https catalog tests: the catalog server has no https (the openssl tool is missing)")
+    return [.http]
+  }()
 }
 
 /// One test's part of the shared catalog server: a directory of its own and the URLs under it.
 struct CatalogSite {
   /// The directory served at `url("")`.
   let root: URL
-  private let base: String
+  /// The CA to trust for `url(_:)` (`https:` sites), else `nil`.
+  let trustedCertificates: URL?
+  /// The part of the server's URLs before `name`.
+  private let origin: String
+  private let name: String
+  private let server: CatalogServer
 
-  fileprivate init(server: CatalogServer, name: String) {
+  fileprivate init(server: CatalogServer, name: String, scheme: CatalogScheme) throws {
     root = server.root.appendingPathComponent(name, isDirectory: true)
-    base = "http://127.0.0.1:\(server.port)/\(name)/"
+    self.name = name
+    self.server = server
+    switch scheme {
+    case .http:
+      origin = "http://127.0.0.1:\(server.port)"
+      trustedCertificates = nil
+    case .https:
+      let tls = try server.requireTLS()
+      origin = "https://localhost:\(tls.port)"
+      trustedCertificates = tls.certificateAuthority
+    }
   }
 
   /// The URL of `path` in this test's directory; also `stall`, `endless`, `endless-progress`, `huge` and
   /// `status/N`, which misbehave as `Server/catalog_server.py` describes.
-  func url(_ path: String) -> URL { URL(string: base + path)! }
+  func url(_ path: String) -> URL { URL(string: "\(origin)/\(name)/\(path)")! }
+
+  /// The URL of `path` over plain HTTP, whatever the site's scheme (for asking the server questions).
+  func plainURL(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(server.port)/\(name)/\(path)")! }
+
+  /// The server's HTTPS side.
+  func tls() throws -> CatalogServer.TLS { try server.requireTLS() }
+}
+
+extension CatalogServer {
+  /// The HTTPS side; throws (naming why) where the server could not make certificates.
+  func requireTLS() throws -> TLS {
+    guard let tls else {
+      throw Failure(description: "the catalog server has no https: the openssl command-line tool is missing")
+    }
+    return tls
+  }
 }
 
 extension CatalogSite {
   /// A fresh directory on the shared catalog server; the caller removes `root`.
   static func fresh() throws -> CatalogSite {
-    let site = CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString)
+    try fresh(.http)
+  }
+
+  /// A fresh directory on the shared catalog server reached over `scheme`; the caller removes `root`.
+  static func fresh(_ scheme: CatalogScheme) throws -> CatalogSite {
+    let site = try CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString, scheme: scheme)
     try FileManager.default.createDirectory(at: site.root, withIntermediateDirectories: true)
     return site
   }
 }
 
-/// Runs `body` with a fresh directory on the shared catalog server, removed afterwards.
-func withCatalogServer<T>(_ body: (CatalogSite) throws -> T) throws -> T {
-  let site = CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString)
-  try FileManager.default.createDirectory(at: site.root, withIntermediateDirectories: true)
+/// Runs `body` with a fresh directory on the shared catalog server, reached over `scheme`, removed
+/// afterwards.
+func withCatalogServer<T>(_ scheme: CatalogScheme = .http, _ body: (CatalogSite) throws -> T) throws -> T {
+  let site = try CatalogSite.fresh(scheme)
   defer { try? FileManager.default.removeItem(at: site.root) }
   return try body(site)
 }
@@ -148,9 +232,10 @@ func withRefusingPort<T>(_ body: (Int) throws -> T) throws -> T {
 }
 
 /// `withCatalogServer` for async tests.
-func withCatalogServer<T>(_ body: (CatalogSite) async throws -> T) async throws -> T {
-  let site = CatalogSite(server: try CatalogServer.shared.get(), name: UUID().uuidString)
-  try FileManager.default.createDirectory(at: site.root, withIntermediateDirectories: true)
+func withCatalogServer<T>(_ scheme: CatalogScheme = .http, _ body: (CatalogSite) async throws -> T) async throws
+  -> T
+{
+  let site = try CatalogSite.fresh(scheme)
   defer { try? FileManager.default.removeItem(at: site.root) }
   return try await body(site)
 }

@@ -8,8 +8,8 @@ import Testing
   import Glibc
 #endif
 
-/// Both ways the catalog fetches: on Linux `automatic` is the socket reader for `http:`.
-private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession]
+/// Both ways the catalog fetches: plain HTTP and HTTPS.
+private let transports = CatalogScheme.available
 
 /// The HTTP catalog's fetches stop when asked — a `CatalogCancellation`, a cancelled task, a
 /// `Cancelable` — and when their deadline passes, and a hostile answer is an error naming its line:
@@ -24,19 +24,18 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
   }
 
   private func catalog(
-    _ server: CatalogSite, _ path: String, _ transport: HTTPUpdateCatalog.Transport = .automatic,
-    stallTimeout: Duration = .seconds(20), totalTimeout: Duration? = .seconds(30)
+    _ server: CatalogSite, _ path: String, stallTimeout: Duration = .seconds(20),
+    totalTimeout: Duration? = .seconds(30)
   ) -> HTTPUpdateCatalog {
-    var catalog = HTTPUpdateCatalog(
-      manifestURL: server.url(path), stallTimeout: stallTimeout, totalTimeout: totalTimeout)
-    catalog.transport = transport
-    return catalog
+    HTTPUpdateCatalog(
+      manifestURL: server.url(path), stallTimeout: stallTimeout, totalTimeout: totalTimeout,
+      trustedCertificates: server.trustedCertificates)
   }
 
   /// How many stall and trickle connections under `server` the server still holds open.
   private static func openConnections(_ server: CatalogSite) throws -> Int {
     let body = try SocketHTTPFetch.get(
-      server.url("open"), limit: 100, stallTimeout: .seconds(5), totalTimeout: .seconds(5),
+      server.plainURL("open"), limit: 100, stallTimeout: .seconds(5), totalTimeout: .seconds(5),
       cancellation: CatalogCancellation())
     guard case .complete(let data) = body,
       let count = Int(String(decoding: data, as: UTF8.self).dropFirst(5).dropLast())
@@ -79,11 +78,11 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
   // MARK: Cancellation
 
   @Test(arguments: transports)
-  func aCancellationStopsABlockedFetchAtOnceAndClosesItsSocket(transport: HTTPUpdateCatalog.Transport) throws {
-    try withCatalogServer { server throws in
+  func aCancellationStopsABlockedFetchAtOnceAndClosesItsSocket(scheme: CatalogScheme) throws {
+    try withCatalogServer(scheme) { server throws in
       let stop = CatalogCancellation()
       let outcome = Locked<Result<UpdateAvailability, ReaderError>?>(nil)
-      let catalog = catalog(server, "stall", transport)
+      let catalog = catalog(server, "stall")
       let installed = try Self.installed
       let thread = Thread {
         let result = Result { () throws(ReaderError) in
@@ -118,12 +117,11 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
   }
 
   @Test(arguments: transports)
-  func cancellingTheTaskStopsTheAsyncFetchAndLeavesNoThreadOrSocket(transport: HTTPUpdateCatalog.Transport) async throws
-  {
-    let server = try CatalogSite.fresh()
+  func cancellingTheTaskStopsTheAsyncFetchAndLeavesNoThreadOrSocket(scheme: CatalogScheme) async throws {
+    let server = try CatalogSite.fresh(scheme)
     defer { try? FileManager.default.removeItem(at: server.root) }
     let threadsBefore = Self.fetchThreads()
-    let catalog = catalog(server, "stall", transport)
+    let catalog = catalog(server, "stall")
     let installed = try Self.installed
     let task = Task { () async throws(ReaderError) -> UpdateAvailability in
       try await catalog.availableUpdate(for: installed, at: Date())
@@ -145,10 +143,10 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
 
   @Test(arguments: transports)
   func theCancelableOfTheCompletionFormStopsTheDownloadAndAnswersOnceItHasStopped(
-    transport: HTTPUpdateCatalog.Transport
+    scheme: CatalogScheme
   ) throws {
-    try withCatalogServer { server throws in
-      let catalog = catalog(server, "manifest.json", transport)
+    try withCatalogServer(scheme) { server throws in
+      let catalog = catalog(server, "manifest.json")
       let image = FirmwareImage(
         url: server.url("trickle/200"), size: 100_000, sha256: try #require(SHA256Checksum(bytes: Data(count: 32))))
       let events = Locked<[String]>([])
@@ -172,10 +170,10 @@ private let transports: [HTTPUpdateCatalog.Transport] = [.automatic, .urlSession
   // MARK: Deadlines
 
   @Test(arguments: transports)
-  func aServerTricklingFasterThanTheStallTimeoutIsStoppedByTheDeadline(transport: HTTPUpdateCatalog.Transport) throws {
-    try withCatalogServer { server throws in
+  func aServerTricklingFasterThanTheStallTimeoutIsStoppedByTheDeadline(scheme: CatalogScheme) throws {
+    try withCatalogServer(scheme) { server throws in
       let started = ContinuousClock.now
-      let catalog = catalog(server, "trickle/100", transport, stallTimeout: .seconds(5), totalTimeout: .seconds(1))
+      let catalog = catalog(server, "trickle/100", stallTimeout: .seconds(5), totalTimeout: .seconds(1))
       let error = #expect(throws: ReaderError.self) { try catalog.manifest() }
       #expect(error?.code == .updateCatalogTimedOut, "\(String(describing: error))")
       #expect(error?.context["timeout"] == "1")

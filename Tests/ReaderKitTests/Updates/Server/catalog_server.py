@@ -1,8 +1,13 @@
 """A small HTTP server for the update catalog tests, bound to 127.0.0.1 on a free port.
 
-Usage: catalog_server.py
+Usage: catalog_server.py [--tls]
 
-Makes a temporary directory ROOT and prints "port N root ROOT" once listening. Serves the files under
+Makes a temporary directory ROOT and prints "port N root ROOT" once listening; with --tls, also
+serves the same over HTTPS and prints "port N tls T expired E self-signed S ca CA root ROOT": T
+presents a certificate for DNS:localhost issued by a CA made for this run (its certificate in the PEM
+file CA), E the same but expired, S a self-signed one for DNS:localhost. The certificates are made with
+the openssl command-line tool in a temporary directory, removed on exit; without that tool, --tls
+prints the first form. Serves the files under
 ROOT at their relative paths (404 for anything else). A path whose last segments are one of these
 misbehaves instead (PREFIX is whatever comes before, so tests running side by side do not meet):
   PREFIX/stall               accepts the request and never answers (until the client hangs up)
@@ -30,6 +35,8 @@ import socketserver
 import sys
 import tempfile
 import socket as socket_module
+import ssl
+import subprocess
 import threading
 import time
 
@@ -62,6 +69,8 @@ def closed_by_client(connection, timeout):
     readable, _, _ = select.select([connection], [], [], timeout)
     if not readable:
         return False
+    if isinstance(connection, ssl.SSLSocket):
+        return True  # after its request a client sends nothing but its close
     try:
         return connection.recv(4096, socket_module.MSG_PEEK) == b""
     except OSError:
@@ -78,6 +87,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(30)
+            try:
+                self.request.do_handshake()
+            finally:
+                self.request.settimeout(None)
+        super().setup()
+
+    def handle(self):
+        try:
+            super().handle()
+        except (OSError, ssl.SSLError):
+            self.close_connection = True
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
@@ -192,14 +216,76 @@ class Server(http.server.ThreadingHTTPServer):
         self.server_name, self.server_port = self.server_address[:2]
 
 
+class TLSServer(Server):
+    """Server over TLS; the handshake happens in the request's thread (Handler.setup)."""
+
+    def __init__(self, address, handler, certificate, key):
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(certificate, key)
+        super().__init__(address, handler)
+
+    def get_request(self):
+        connection, address = self.socket.accept()
+        return self.context.wrap_socket(connection, server_side=True, do_handshake_on_connect=False), address
+
+    def handle_error(self, request, client_address):
+        pass  # a client that refuses the certificate ends its handshake; nothing to report
+
+
+def openssl(*arguments, cwd):
+    subprocess.run(["openssl", *arguments], cwd=cwd, check=True, capture_output=True)
+
+
+def make_certificates(directory):
+    """The CA, a certificate it issues for localhost, an expired one, and a self-signed one."""
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    with open(os.path.join(directory, "localhost.ext"), "w") as handle:
+        handle.write("subjectAltName=DNS:localhost\n")
+    openssl("req", "-x509", *key, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=ReaderKit test CA",
+            "-days", "2", cwd=directory)
+    openssl("req", *key, "-keyout", "localhost.key", "-out", "localhost.csr", "-subj", "/CN=localhost",
+            cwd=directory)
+    for name, days in (("localhost", "2"), ("expired", "-1")):
+        openssl("x509", "-req", "-in", "localhost.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial",
+                "1" if days == "2" else "2", "-days", days, "-extfile", "localhost.ext", "-out", name + ".pem",
+                cwd=directory)
+    openssl("req", "-x509", *key, "-keyout", "self-signed.key", "-out", "self-signed.pem", "-subj",
+            "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-days", "2", cwd=directory)
+
+
+def serve(server):
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
 def main():
     server = Server(("127.0.0.1", 0), Handler)
-    print("port %d root %s" % (server.server_address[1], ROOT), flush=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve(server)
+    certificates = None
     try:
+        if "--tls" in sys.argv[1:]:
+            certificates = tempfile.mkdtemp(prefix="catalog-server-tls-")
+            try:
+                make_certificates(certificates)
+            except (OSError, subprocess.CalledProcessError) as error:
+                print("catalog_server.py: no https: cannot make certificates: %s" % error, file=sys.stderr)
+                sys.argv.remove("--tls")
+        if "--tls" in sys.argv[1:]:
+            ports = []
+            for certificate, key in (("localhost", "localhost"), ("expired", "localhost"),
+                                     ("self-signed", "self-signed")):
+                tls = TLSServer(("127.0.0.1", 0), Handler, os.path.join(certificates, certificate + ".pem"),
+                                os.path.join(certificates, key + ".key"))
+                serve(tls)
+                ports.append(tls.server_address[1])
+            print("port %d tls %d expired %d self-signed %d ca %s root %s" % (
+                server.server_address[1], *ports, os.path.join(certificates, "ca.pem"), ROOT), flush=True)
+        else:
+            print("port %d root %s" % (server.server_address[1], ROOT), flush=True)
         sys.stdin.read()  # returns when the parent closes the pipe or exits
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
+        if certificates:
+            shutil.rmtree(certificates, ignore_errors=True)
         os._exit(0)
 
 
