@@ -1,3 +1,5 @@
+public import ReaderCore
+
 /// The error every NFCKit NDEF operation throws: what went wrong, at which byte, and what was expected.
 ///
 /// `code` is extensible (a struct wrapping a private enum, like `ReaderError.Code`): compare against
@@ -18,7 +20,7 @@
 ///   print(error) // lengthOutOfBounds at byte 2: PAYLOAD_LENGTH 5 of record 0 points past the end of the input; …
 /// }
 /// ```
-public struct NDEFError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct NDEFError: ReaderKitError, Hashable {
   /// What went wrong, as a stable identifier.
   public struct Code: Hashable, Sendable, CustomStringConvertible {
     private enum Wrapped: String, Hashable, Sendable {
@@ -110,14 +112,15 @@ public struct NDEFError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// `code at byte N: message; expected … (key=value, …)`, with the context keys sorted.
-  public var description: String {
-    var text = "\(code) at byte \(offset): \(message); expected \(expected)"
-    if !context.isEmpty {
-      let details = context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ")
-      text += " (\(details))"
-    }
-    return text
-  }
+  public var description: String { "\(code) at byte \(offset): \(message); expected \(expected)\(renderedContext)" }
+
+  /// The code's stable name (`code.description`), e.g. `"lengthOutOfBounds"`.
+  public var codeName: String { code.description }
+
+  /// Always nil: an NDEF error is the codec's own finding about the bytes (their fault is at `offset`),
+  /// never a fault underneath it. An NFC session that fails on a tag's message keeps this error in
+  /// `NFCReaderError.ndefError`.
+  public var cause: ErrorCause? { nil }
 }
 
 extension NDEFError {

@@ -4,7 +4,7 @@
 /// compare against the static members (`error.code == .canceled`) rather than matching a frozen enum.
 /// `message` is for people; `context` carries the machine-readable details (the field that was
 /// invalid, the serial number involved, the byte offset in a file).
-public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ReaderError: ReaderKitError, Hashable {
   /// What went wrong, as a stable identifier.
   public struct Code: Hashable, Sendable, CustomStringConvertible {
     private enum Wrapped: String, Hashable, Sendable {
@@ -127,14 +127,10 @@ public struct ReaderError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// `code: message (key=value, …) [cause]`, with the context keys sorted.
-  public var description: String {
-    var text = "\(code): \(message)"
-    if !context.isEmpty {
-      text += " (" + context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ") + ")"
-    }
-    if let cause { text += " [\(cause)]" }
-    return text
-  }
+  public var description: String { "\(code): \(message)\(renderedContext)\(renderedCause)" }
+
+  /// The code's stable name (`code.description`).
+  public var codeName: String { code.description }
 
   /// Shorthand for the error a cancelled operation completes with.
   public static func canceled(_ operation: String) -> ReaderError {

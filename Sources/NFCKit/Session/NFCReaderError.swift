@@ -13,7 +13,7 @@ public import ReaderCore
 /// (204, a session created with `invalidateAfterFirstRead` read its tag) and
 /// `readerSessionInvalidationErrorUserCanceled` (200, the user or the app closed the session);
 /// ``isNormalEnd`` says so.
-public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct NFCReaderError: ReaderKitError, Hashable {
   /// Core NFC's error code, by raw value; unknown values are kept as they are.
   public struct Code: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The raw value, as in Core NFC's `NFCReaderError.Code`.
@@ -136,12 +136,8 @@ public struct NFCReaderError: Error, Sendable, Hashable, CustomStringConvertible
   }
 
   /// `name (raw): message (key=value, …) [cause]`, with the context keys sorted.
-  public var description: String {
-    var text = "\(code) (\(code.rawValue)): \(message)"
-    if !context.isEmpty {
-      text += " (" + context.keys.sorted().map { "\($0)=\(context[$0]!)" }.joined(separator: ", ") + ")"
-    }
-    if let cause { text += " [\(cause)]" }
-    return text
-  }
+  public var description: String { "\(code) (\(code.rawValue)): \(message)\(renderedContext)\(renderedCause)" }
+
+  /// The code's stable name, Core NFC's (`code.description`), e.g. `"readerErrorRadioDisabled"`.
+  public var codeName: String { code.description }
 }
