@@ -60,7 +60,7 @@ enum NFCPCSCWrite {
       )
     }
     Interrupt.install()
-    let writer = Writer(message: message, device: device)
+    let writer = NDEFTagWriter(message: message) { [device] in device.say($0) }
     let session = NFCNDEFReaderSession(delegate: writer, invalidateAfterFirstRead: false, system: system)
     session.alertMessage = NFCWriteCommand.alertMessage
     session.begin()
@@ -74,7 +74,7 @@ enum NFCPCSCWrite {
     return finish(writer, device)
   }
 
-  private static func finish(_ writer: Writer, _ device: NFCDeviceRun) -> Int32 {
+  private static func finish(_ writer: NDEFTagWriter, _ device: NFCDeviceRun) -> Int32 {
     let result = writer.result
     var fields: [(String, JSONValue)] = []
     if let status = result.status {
@@ -101,71 +101,5 @@ enum NFCPCSCWrite {
     }
     if !device.json { device.console.line(NDEFJSON.render(readBack)) }
     return device.finish(.success(fields), raw: raw)
-  }
-
-  /// The app's side of the read-write session: connect, status, write, read back, end.
-  private final class Writer: NFCNDEFReaderSessionTagDelegate, Sendable {
-    struct Result {
-      var status: NFCNDEFStatus?
-      var capacity = 0
-      var readBack: NDEFMessage?
-      var failure: NFCReaderError?
-    }
-
-    let message: NDEFMessage
-    let device: NFCDeviceRun
-    let ended = Outcome<NFCReaderError>()
-    private let state = Locked(Result())
-
-    init(message: NDEFMessage, device: NFCDeviceRun) {
-      self.message = message
-      self.device = device
-    }
-
-    var result: Result { state.withLock { $0 } }
-
-    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-      ended.set(
-        error as? NFCReaderError
-          ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
-    }
-
-    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
-      guard let tag = tags.first else { return }
-      session.connect(to: tag) { [self] error in
-        if let error { return fail(session, "connect", error) }
-        tag.queryNDEFStatus { [self] status, capacity, error in
-          if let error { return fail(session, "queryNDEFStatus", error) }
-          state.withLock {
-            $0.status = status
-            $0.capacity = capacity
-          }
-          device.say("Connected; queryNDEFStatus: \(status), capacity \(capacity) bytes.")
-          tag.writeNDEF(message) { [self] error in
-            if let error { return fail(session, "writeNDEF", error) }
-            device.say("writeNDEF: \(message.length) bytes written.")
-            tag.readNDEF { [self] readBack, error in
-              guard let readBack = readBack.flatMap({ try? NDEFMessage($0) }) else {
-                return fail(
-                  session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
-              }
-              state.withLock { $0.readBack = readBack }
-              device.say("readNDEF: \(NFCNarration.summary(readBack)).")
-              session.alertMessage = "Tag written."
-              session.invalidate()
-            }
-          }
-        }
-      }
-    }
-
-    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ failure: any Error) {
-      let error =
-        failure as? NFCReaderError
-        ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(operation): \(failure)")
-      state.withLock { $0.failure = error }
-      device.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
-      session.invalidate(errorMessage: "The tag could not be written.")
-    }
   }
 }

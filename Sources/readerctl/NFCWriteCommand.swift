@@ -44,7 +44,7 @@ enum NFCWriteCommand {
     var tag = SimulatedNFCTag.blank(name: readOnly ? "read-only-tag" : "blank-tag", capacity: capacity)
     tag.isWritable = !readOnly
     nfc.radio.add(tag)
-    let writer = TagWriter(message: message, nfc: nfc)
+    let writer = NDEFTagWriter(message: message) { [nfc] in nfc.say($0) }
     let readerSession = NFCNDEFReaderSession(delegate: writer, invalidateAfterFirstRead: false, system: nfc.system)
     readerSession.alertMessage = alertMessage
     readerSession.begin()
@@ -69,7 +69,7 @@ enum NFCWriteCommand {
     }
   }
 
-  private static func finish(_ writer: TagWriter, _ nfc: NFCSimulation) -> Int32 {
+  private static func finish(_ writer: NDEFTagWriter, _ nfc: NFCSimulation) -> Int32 {
     let result = writer.result
     var fields: [(String, JSONValue)] = []
     if let status = result.status {
@@ -98,77 +98,5 @@ enum NFCWriteCommand {
       nfc.session.console.line(NDEFJSON.render(readBack))
     }
     return nfc.finish(.success(fields), raw: raw)
-  }
-
-  /// The app's side of the read-write session.
-  private final class TagWriter: NFCNDEFReaderSessionTagDelegate, Sendable {
-    struct Result {
-      var status: NFCNDEFStatus?
-      var capacity = 0
-      var readBack: NDEFMessage?
-      var failure: NFCReaderError?
-    }
-
-    let message: NDEFMessage
-    let nfc: NFCSimulation
-    let ended = Outcome<NFCReaderError>()
-    private let state = Locked(Result())
-
-    init(message: NDEFMessage, nfc: NFCSimulation) {
-      self.message = message
-      self.nfc = nfc
-    }
-
-    var result: Result { state.withLock { $0 } }
-
-    func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-      ended.set(
-        error as? NFCReaderError
-          ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
-    }
-
-    func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
-      guard let tag = tags.first else { return }
-      session.connect(to: tag) { [self] error in
-        if let error { return fail(session, "connect", error) }
-        tag.queryNDEFStatus { [self] status, capacity, error in
-          if let error { return fail(session, "queryNDEFStatus", error) }
-          state.withLock {
-            $0.status = status; $0.capacity = capacity
-          }
-          nfc.say("Connected; queryNDEFStatus: \(status), capacity \(capacity) bytes.")
-          tag.writeNDEF(message) { [self] error in
-            if let error { return fail(session, "writeNDEF", error) }
-            nfc.say("writeNDEF: \(message.length) bytes written.")
-            tag.readNDEF { [self] readBack, error in
-              guard let readBack = readBack.flatMap({ try? NDEFMessage($0) }) else {
-                return fail(
-                  session, "readNDEF", error ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "no message"))
-              }
-              state.withLock { $0.readBack = readBack }
-              nfc.say("readNDEF: \(NFCNarration.summary(readBack)).")
-              session.alertMessage = "Tag written."
-              session.invalidate()
-            }
-          }
-        }
-      }
-    }
-
-    /// Ends the session showing why on the sheet, as Core NFC's samples do.
-    private func fail(_ session: NFCNDEFReaderSession, _ operation: String, _ error: any Error) {
-      let error = error as? NFCReaderError ?? NFCReaderError(.readerTransceiveErrorTagResponseError, "\(error)")
-      state.withLock { $0.failure = error }
-      nfc.say("\(operation) failed: \(error.code) (\(error.errorCode)).")
-      session.invalidate(errorMessage: Self.sheetText(for: error))
-    }
-
-    private static func sheetText(for error: NFCReaderError) -> String {
-      switch error.code {
-      case .ndefReaderSessionErrorTagNotWritable: "This tag is read-only."
-      case .ndefReaderSessionErrorTagSizeTooSmall: "This tag is too small for the message."
-      default: "The tag could not be written."
-      }
-    }
   }
 }
