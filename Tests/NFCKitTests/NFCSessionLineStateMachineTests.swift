@@ -13,7 +13,7 @@ import Testing
   @Test func aSessionBegunOnAnIdleSystemGetsTheRadioAndItsTimeLimit() {
     var machine = Machine()
     #expect(
-      machine.begin(1, policy: Self.queueing, readingAvailable: true) == [
+      machine.begin(1, policy: Self.queueing, unavailable: nil) == [
         .armTimeout(1, after: .seconds(60)), .activate(1),
       ])
     #expect(machine.running == 1)
@@ -21,19 +21,19 @@ import Testing
 
   @Test func aSystemWithoutATimeLimitArmsNone() {
     var machine = Machine()
-    #expect(machine.begin(1, policy: Self.unlimited, readingAvailable: true) == [.activate(1)])
-    #expect(machine.begin(2, policy: Self.unlimited, readingAvailable: true) == [.queued(2, position: 1)])
+    #expect(machine.begin(1, policy: Self.unlimited, unavailable: nil) == [.activate(1)])
+    #expect(machine.begin(2, policy: Self.unlimited, unavailable: nil) == [.queued(2, position: 1)])
   }
 
   @Test func aSessionBegunWhileAnotherRunsWaitsWithItsPositionInsteadOfFailing() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.queueing, readingAvailable: true)
+    _ = machine.begin(1, policy: Self.queueing, unavailable: nil)
     #expect(
-      machine.begin(2, policy: Self.queueing, readingAvailable: true) == [
+      machine.begin(2, policy: Self.queueing, unavailable: nil) == [
         .armTimeout(2, after: .seconds(60)), .queued(2, position: 1),
       ])
     #expect(
-      machine.begin(3, policy: Self.queueing, readingAvailable: true) == [
+      machine.begin(3, policy: Self.queueing, unavailable: nil) == [
         .armTimeout(3, after: .seconds(60)), .queued(3, position: 2),
       ])
     #expect(machine.running == 1)
@@ -42,8 +42,8 @@ import Testing
 
   @Test func aRefusingSystemEndsASecondSessionWithSystemIsBusyAndNoTimer() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.refusing, readingAvailable: true)
-    let actions = machine.begin(2, policy: Self.refusing, readingAvailable: true)
+    _ = machine.begin(1, policy: Self.refusing, unavailable: nil)
+    let actions = machine.begin(2, policy: Self.refusing, unavailable: nil)
     guard case .end(2, let error)? = actions.first, actions.count == 1 else {
       Issue.record("expected one end, got \(actions)")
       return
@@ -56,7 +56,7 @@ import Testing
 
   @Test func aSessionBegunWithoutTheCapabilityEndsAtOnceWithUnsupportedFeature() {
     var machine = Machine()
-    let actions = machine.begin(1, policy: Self.queueing, readingAvailable: false)
+    let actions = machine.begin(1, policy: Self.queueing, unavailable: .unsupported)
     #expect(actions.count == 1)
     guard case .end(1, let error)? = actions.first else {
       Issue.record("expected an end, got \(actions)")
@@ -68,17 +68,17 @@ import Testing
 
   @Test func theNextInLineGetsTheRadioOnlyWhenTheRunningSessionReleasesIt() {
     var machine = Machine()
-    for id: UInt64 in 1...3 { _ = machine.begin(id, policy: Self.queueing, readingAvailable: true) }
+    for id: UInt64 in 1...3 { _ = machine.begin(id, policy: Self.queueing, unavailable: nil) }
     #expect(machine.released(1) == [.disarmTimeout(1), .activate(2)])
     #expect(machine.released(2) == [.disarmTimeout(2), .activate(3)])
     #expect(machine.released(3) == [.disarmTimeout(3)])
     #expect(machine.running == nil)
-    #expect(machine.begin(4, policy: Self.unlimited, readingAvailable: true) == [.activate(4)])
+    #expect(machine.begin(4, policy: Self.unlimited, unavailable: nil) == [.activate(4)])
   }
 
   @Test func aWaitingSessionThatLeavesIsSkippedWhenItsTurnComes() {
     var machine = Machine()
-    for id: UInt64 in 1...4 { _ = machine.begin(id, policy: Self.queueing, readingAvailable: true) }
+    for id: UInt64 in 1...4 { _ = machine.begin(id, policy: Self.queueing, unavailable: nil) }
     #expect(machine.released(3) == [.disarmTimeout(3)])
     #expect(machine.waitingCount == 2)
     #expect(machine.released(1) == [.disarmTimeout(1), .activate(2)])
@@ -87,8 +87,8 @@ import Testing
 
   @Test func theRunningSessionsTimeLimitEndsItAndTheRadioMovesOnOnlyAtItsRelease() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.queueing, readingAvailable: true)
-    _ = machine.begin(2, policy: Self.queueing, readingAvailable: true)
+    _ = machine.begin(1, policy: Self.queueing, unavailable: nil)
+    _ = machine.begin(2, policy: Self.queueing, unavailable: nil)
     let actions = machine.timeLimitReached(1)
     #expect(actions.count == 1)
     guard case .end(1, let error)? = actions.first else { return }
@@ -100,9 +100,9 @@ import Testing
 
   @Test func aWaitingSessionsTimeLimitEndsItWhileItWaitsAndTakesItOutOfLine() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.queueing, readingAvailable: true)
-    _ = machine.begin(2, policy: Self.queueing, readingAvailable: true)
-    _ = machine.begin(3, policy: Self.queueing, readingAvailable: true)
+    _ = machine.begin(1, policy: Self.queueing, unavailable: nil)
+    _ = machine.begin(2, policy: Self.queueing, unavailable: nil)
+    _ = machine.begin(3, policy: Self.queueing, unavailable: nil)
     let actions = machine.timeLimitReached(2)
     guard case .end(2, let error)? = actions.first, actions.count == 1 else {
       Issue.record("expected one end, got \(actions)")
@@ -117,7 +117,7 @@ import Testing
 
   @Test func aTimeLimitOfASessionAlreadyGoneIsALateEvent() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.queueing, readingAvailable: true)
+    _ = machine.begin(1, policy: Self.queueing, unavailable: nil)
     _ = machine.released(1)
     #expect(machine.timeLimitReached(1) == [])
     #expect(machine.timeLimitReached(99) == [])
@@ -126,7 +126,7 @@ import Testing
 
   @Test func terminationEndsTheRunningSessionThenEveryWaitingOneInLineOrder() {
     var machine = Machine()
-    for id: UInt64 in 1...4 { _ = machine.begin(id, policy: Self.queueing, readingAvailable: true) }
+    for id: UInt64 in 1...4 { _ = machine.begin(id, policy: Self.queueing, unavailable: nil) }
     _ = machine.released(3)
     let actions = machine.terminated()
     let ended = actions.compactMap { if case .end(let id, let error) = $0 { (id, error.code) } else { nil } }
@@ -142,10 +142,10 @@ import Testing
 
   @Test func aSecondBeginOfTheSameSessionIsIgnored() {
     var machine = Machine()
-    _ = machine.begin(1, policy: Self.queueing, readingAvailable: true)
-    _ = machine.begin(2, policy: Self.queueing, readingAvailable: true)
-    #expect(machine.begin(1, policy: Self.queueing, readingAvailable: true) == [])
-    #expect(machine.begin(2, policy: Self.queueing, readingAvailable: true) == [])
+    _ = machine.begin(1, policy: Self.queueing, unavailable: nil)
+    _ = machine.begin(2, policy: Self.queueing, unavailable: nil)
+    #expect(machine.begin(1, policy: Self.queueing, unavailable: nil) == [])
+    #expect(machine.begin(2, policy: Self.queueing, unavailable: nil) == [])
     #expect(machine.waitingCount == 1)
   }
 
@@ -175,7 +175,7 @@ import Testing
       if roll < 45 {
         let id = nextID
         nextID += 1
-        let actions = machine.begin(id, policy: Self.unlimited, readingAvailable: true)
+        let actions = machine.begin(id, policy: Self.unlimited, unavailable: nil)
         record(actions)
         members.insert(id)
         if running == nil {

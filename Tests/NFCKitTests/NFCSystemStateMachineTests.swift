@@ -22,7 +22,7 @@ import Testing
     mode: NFCSessionStateMachine.Mode = .readOnly(invalidateAfterFirstRead: true),
     alertMessage: String = "", policy: NFCSystemPolicy = unlimited
   ) -> [Action] {
-    machine.handle(.begin(id, mode: mode, alertMessage: alertMessage, policy: policy, readingAvailable: true))
+    machine.handle(.begin(id, mode: mode, alertMessage: alertMessage, policy: policy, unavailable: nil))
   }
 
   static func invalidations(_ actions: [Action]) -> [(UInt64, NFCReaderError.Code)] {

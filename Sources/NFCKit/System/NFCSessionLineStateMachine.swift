@@ -57,13 +57,11 @@ struct NFCSessionLineStateMachine {
   /// How many sessions wait in line.
   var waitingCount: Int { waiting.count }
 
-  /// A session's `begin()`; on a radio that cannot read, the session ends at once with `unavailable`
-  /// (what the radio says is missing: no NFC, or a configuration that cannot be used).
-  mutating func begin(
-    _ id: SessionID, policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure = .unsupported
-  ) -> [Action] {
+  /// A session's `begin()`; `unavailable` is `nil` on a radio that can read, else what it says is
+  /// missing (no NFC, or a configuration that cannot be used), and the session ends at once with it.
+  mutating func begin(_ id: SessionID, policy: NFCSystemPolicy, unavailable: NFCRadioFailure?) -> [Action] {
     guard !isMember(id) else { return [] }
-    guard readingAvailable else {
+    if let unavailable {
       return [.end(id, NFCSessionStateMachine.error(for: unavailable, operation: "begin"))]
     }
     let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []

@@ -69,7 +69,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     handle(
       .begin(
         core.id, mode: core.initialMode, alertMessage: alertMessage, policy: radio.policy,
-        readingAvailable: radio.isReadingAvailable, unavailable: radio.unavailableReason),
+        unavailable: radio.isReadingAvailable ? nil : radio.unavailableReason),
       from: session)
   }
 

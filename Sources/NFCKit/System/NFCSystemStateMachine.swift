@@ -29,11 +29,10 @@ struct NFCSystemStateMachine {
   /// What happened.
   enum Input: Sendable {
     /// A session's `begin()`, with what the session was created with and its alert message as it stood
-    /// when `begin()` was called; the radio's policy and capability at that moment, and why it cannot
-    /// read when it cannot.
+    /// when `begin()` was called; the radio's policy at that moment, and why it cannot read (`nil`: it
+    /// can).
     case begin(
-      SessionID, mode: Session.Mode, alertMessage: String, policy: NFCSystemPolicy, readingAvailable: Bool,
-      unavailable: NFCRadioFailure = .unsupported)
+      SessionID, mode: Session.Mode, alertMessage: String, policy: NFCSystemPolicy, unavailable: NFCRadioFailure?)
     /// A session's `invalidate()`; `begun`: the session had been begun (or had ended) when it was called.
     case invalidate(SessionID, errorMessage: String?, begun: Bool)
     /// A session's `alertMessage` set after `begin()` (before it, `begin` carries the message).
@@ -74,7 +73,7 @@ struct NFCSystemStateMachine {
   /// An input for a child, queued behind the batch of outputs that asked for it.
   private enum FollowUp {
     /// A session asks for the radio.
-    case join(SessionID, policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure)
+    case join(SessionID, policy: NFCSystemPolicy, unavailable: NFCRadioFailure?)
     /// A session let go.
     case leave(SessionID)
     /// The line hands the radio to a session.
@@ -125,12 +124,12 @@ struct NFCSystemStateMachine {
 
   private mutating func step(_ input: Input) {
     switch input {
-    case .begin(let id, let mode, let alertMessage, let policy, let readingAvailable, let unavailable):
+    case .begin(let id, let mode, let alertMessage, let policy, let unavailable):
       guard sessions[id] == nil else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
       let outputs = session.begin()
       sessions[id] = session
-      route(id, outputs, joining: (policy, readingAvailable, unavailable))
+      route(id, outputs, joining: (policy, unavailable))
     case .invalidate(let id, let errorMessage, let begun):
       if let outputs = sessions[id]?.invalidate(errorMessage: errorMessage) {
         route(id, outputs)
@@ -195,8 +194,8 @@ struct NFCSystemStateMachine {
 
   private mutating func step(_ followUp: FollowUp) {
     switch followUp {
-    case .join(let id, let policy, let readingAvailable, let unavailable):
-      route(line.begin(id, policy: policy, readingAvailable: readingAvailable, unavailable: unavailable))
+    case .join(let id, let policy, let unavailable):
+      route(line.begin(id, policy: policy, unavailable: unavailable))
     case .leave(let id):
       route(line.released(id))
     case .activate(let id):
@@ -224,15 +223,13 @@ struct NFCSystemStateMachine {
   /// A session's outputs: joining and leaving the line become follow-ups; everything else is an action.
   private mutating func route(
     _ id: SessionID, _ outputs: [Session.Action],
-    joining: (policy: NFCSystemPolicy, readingAvailable: Bool, unavailable: NFCRadioFailure)? = nil
+    joining: (policy: NFCSystemPolicy, unavailable: NFCRadioFailure?)? = nil
   ) {
     for output in outputs {
       switch output {
       case .submit:
         guard let joining else { continue }
-        followUps.append(
-          .join(
-            id, policy: joining.policy, readingAvailable: joining.readingAvailable, unavailable: joining.unavailable))
+        followUps.append(.join(id, policy: joining.policy, unavailable: joining.unavailable))
       case .release:
         sessions[id] = nil
         actions.append(.ended(id))
