@@ -63,10 +63,14 @@ let package = Package(
         .target(name: "BlueZ", condition: .when(platforms: [.linux])),
       ],
       swiftSettings: strict),
+    // What the test targets share (`fixture(or:)`, child processes started with no signal blocked),
+    // beside the Python peers in peer/ that the tests and .ci scripts start.
+    .target(name: "TestSupport", path: "Tests/Support", exclude: ["peer"], swiftSettings: strict),
     .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
-      name: "ReaderKitTests", dependencies: ["ReaderKit", "ReaderSimulator", "ReaderSoak", "readerkit-store-probe"],
+      name: "ReaderKitTests",
+      dependencies: ["ReaderKit", "ReaderSimulator", "ReaderSoak", "readerkit-store-probe", "TestSupport"],
       exclude: ["Updates/Server", "Soak/MUTANTS.md"], swiftSettings: strict),
     // The parsers of untrusted bytes as fuzz harnesses, their libFuzzer entry point, and the test that
     // replays the kept corpus (.ci/fuzz.sh runs the fuzzer itself).
@@ -77,7 +81,8 @@ let package = Package(
     .executableTarget(
       name: "readerkit-fuzz", dependencies: ["FuzzHarnesses"], path: "Tests/Fuzz", swiftSettings: strict),
     .testTarget(
-      name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses"], exclude: ["Corpus"], swiftSettings: strict),
+      name: "FuzzCorpusTests", dependencies: ["FuzzHarnesses", "ReaderCore"], exclude: ["Corpus"],
+      swiftSettings: strict),
     // A process that saves to a file store for ever, for the tests that kill it mid-save.
     .executableTarget(
       name: "readerkit-store-probe", dependencies: ["ReaderKit", "ReaderCore"], path: "Tests/StoreProbe",
@@ -91,19 +96,23 @@ let package = Package(
       name: "NFCKitSwift5Tests", dependencies: ["NFCKit", "ReaderSimulator"], swiftSettings: [.swiftLanguageMode(.v5)]),
     // The virtual NFC tags the PC/SC daemon tests present to pcscd's vpcd readers.
     .target(
-      name: "PCSCTestSupport", dependencies: ["PCSCKit", "ReaderCore"], path: "Tests/PCSCTestSupport",
+      name: "PCSCTestSupport", dependencies: ["PCSCKit", "ReaderCore", "TestSupport"], path: "Tests/PCSCTestSupport",
       exclude: ["virtual_tag.py"], swiftSettings: strict),
     .testTarget(
-      name: "NFCKitTests", dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit", "PCSCTestSupport"],
+      name: "NFCKitTests",
+      dependencies: ["NFCKit", "ReaderCore", "ReaderSimulator", "PCSCKit", "PCSCTestSupport", "TestSupport"],
       exclude: ["Oracle"],
       swiftSettings: strict),
     .testTarget(
       name: "PCSCKitTests", dependencies: ["PCSCKit", "ReaderCore", "ReaderSimulator"], swiftSettings: strict),
     .testTarget(name: "DBusTests", dependencies: ["DBus"], swiftSettings: strict),
-    .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit", "readerctl"], swiftSettings: strict),
-    .testTarget(name: "readerctlTests", dependencies: ["readerctl", "PCSCTestSupport"], swiftSettings: strict),
     .testTarget(
-      name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator"],
+      name: "BlueZTests", dependencies: ["BlueZ", "DBus", "ReaderKit", "readerctl", "TestSupport"],
+      swiftSettings: strict),
+    .testTarget(
+      name: "readerctlTests", dependencies: ["readerctl", "PCSCTestSupport", "TestSupport"], swiftSettings: strict),
+    .testTarget(
+      name: "MCUmgrTests", dependencies: ["MCUmgr", "ReaderCore", "ReaderKit", "ReaderSimulator", "TestSupport"],
       swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The `--bluez` commands and `replay` through the built `readerctl`, against the D-Bus peer.
@@ -36,7 +37,7 @@ import Testing
     process.standardOutput = out
     process.standardError = err
     let started = ContinuousClock.now
-    try BlueZPeer.run(process)
+    try process.runWithSignalsUnblocked()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

@@ -1,5 +1,6 @@
 import Foundation
 import FuzzHarnesses
+import ReaderCore
 import Testing
 
 /// Every input kept in `Corpus/<harness>/` — the seeds the fuzzer starts from, and each input that
@@ -30,7 +31,7 @@ import Testing
   @Test(arguments: FuzzHarness.allCases)
   func mutatedCorpusInputsNeverCrashAHarness(_ harness: FuzzHarness) throws {
     let seed = UInt64.random(in: 1...UInt64.max)
-    var random = SplitMix(seed)
+    var random = SeededRandom(seed: seed)
     let inputs = try Self.inputs(harness).map { Array(try Data(contentsOf: $0)) }
     print("FuzzCorpusTests: \(harness) runs 2,000 mutated inputs, seed \(seed)")
     for _ in 0..<2_000 {
@@ -52,18 +53,5 @@ import Testing
         return
       }
     }
-  }
-}
-
-/// A small seeded generator, so a run can be repeated from its printed seed.
-struct SplitMix: RandomNumberGenerator {
-  private var state: UInt64
-  init(_ seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

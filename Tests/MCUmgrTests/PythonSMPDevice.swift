@@ -1,6 +1,7 @@
 import Foundation
 import MCUmgr
 import ReaderCore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -51,12 +52,7 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
     process.arguments = [Self.script.path, "--stdio"]
     process.standardInput = input
     process.standardOutput = output
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
   }
 
   /// Ends the process (it exits at the end of its input).

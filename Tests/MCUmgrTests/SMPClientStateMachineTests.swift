@@ -1,4 +1,5 @@
 import ReaderCore
+import TestSupport
 import Testing
 
 @testable import MCUmgr

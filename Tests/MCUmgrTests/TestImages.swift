@@ -1,6 +1,7 @@
 import MCUmgr
 import ReaderCore
 import ReaderKit
+import TestSupport
 import Testing
 
 /// MCUboot images for tests, laid out as `imgtool` lays them out.

@@ -1,6 +1,7 @@
 import Foundation
 import NFCKit
 import ReaderCore
+import TestSupport
 import Testing
 
 /// Randomized robustness: valid messages mutated (bit flips, byte writes, truncation, extension, inserts,

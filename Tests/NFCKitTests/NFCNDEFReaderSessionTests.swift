@@ -3,6 +3,7 @@ import NFCKit
 import ReaderCore
 import ReaderSimulator
 import Synchronization
+import TestSupport
 import Testing
 
 /// A session's life on the simulated system: how it starts, reads, and ends for each reason.

@@ -3,6 +3,7 @@ import Foundation
 import NFCKit
 import ReaderCore
 import ReaderSimulator
+import TestSupport
 import Testing
 
 /// A read-write session's tags on the simulated radio: connect, query, read, write, lock, and every

@@ -1,6 +1,7 @@
 import NFCKit
 import ReaderCore
 import ReaderSimulator
+import TestSupport
 import Testing
 
 /// Random worlds: sessions of every kind begun, invalidated and re-labelled at random times, tags and

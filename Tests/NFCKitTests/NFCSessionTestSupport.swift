@@ -3,6 +3,7 @@ import NFCKit
 import ReaderCore
 import ReaderSimulator
 import Synchronization
+import TestSupport
 import Testing
 
 /// A delegate call as a test sees it.

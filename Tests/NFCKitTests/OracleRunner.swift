@@ -1,5 +1,6 @@
 import Foundation
 import ReaderCore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -39,7 +40,7 @@ enum OracleRunner {
     check.arguments = ["-c", #"import ndef, importlib.metadata as m; assert m.version("ndeflib") == "0.3.3""#]
     check.standardOutput = FileHandle.nullDevice
     check.standardError = FileHandle.nullDevice
-    guard (try? runWithClearedSignalMask(check)) != nil else { return false }
+    guard (try? check.runWithSignalsUnblocked()) != nil else { return false }
     check.waitUntilExit()
     return check.terminationStatus == 0
   }()
@@ -99,7 +100,7 @@ enum OracleRunner {
     process.standardOutput = stdout
     process.standardError = stderr
 
-    try runWithClearedSignalMask(process)
+    try process.runWithSignalsUnblocked()
     let finished = Watchdog()
     let pid = process.processIdentifier
     let seconds = Double(timeout.components.seconds)
@@ -125,16 +126,6 @@ enum OracleRunner {
       }
       return object
     }
-  }
-
-  /// Starts `process` with no signals blocked on this thread, so the child starts with an empty mask.
-  private static func runWithClearedSignalMask(_ process: Process) throws {
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
   }
 
   /// Whether the child finished before the watchdog fired.

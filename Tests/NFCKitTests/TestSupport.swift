@@ -1,5 +1,6 @@
 import NFCKit
 import ReaderCore
+import TestSupport
 import Testing
 
 /// Bytes from hex text (whitespace allowed); bad hex, a bug in the test itself, is recorded as an issue
@@ -10,21 +11,6 @@ func hex(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [
     return []
   }
   return bytes.array
-}
-
-/// A value the tests need, built with the code under test. When that code throws, the failure is
-/// recorded against the running test, which goes on with `fallback`: a broken build then fails the
-/// tests that use the value instead of trapping and ending every test in the process.
-func fixture<Value>(
-  or fallback: @autoclosure () -> Value, sourceLocation: SourceLocation = #_sourceLocation,
-  _ make: () throws -> Value
-) -> Value {
-  do {
-    return try make()
-  } catch {
-    Issue.record("test set-up failed: \(error)", sourceLocation: sourceLocation)
-    return fallback()
-  }
 }
 
 /// The error decoding `bytes` throws, or `nil` when it decodes.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -58,12 +59,7 @@ public final class PrivatePcscd: Sendable {
     ]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     self.process = process
     let socket = directory.appendingPathComponent("run/pcscd.comm").path
     let deadline = ContinuousClock.now + .seconds(10)

@@ -1,6 +1,7 @@
 import Foundation
 import PCSCKit
 import ReaderCore
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -53,13 +54,8 @@ public final class VirtualCards: Sendable {
     let stdout = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     do {
-      try process.run()
+      try process.runWithSignalsUnblocked()
     } catch {
       throw Failure(description: "cannot start \(script.path): \(error)")
     }

@@ -4,47 +4,6 @@ import ReaderKit
 import ReaderSimulator
 import Testing
 
-/// Connects to the nearest reader a scan lists, and scans again a minute after every final disconnect
-/// or failed connect: an app whose every action follows from what the terminal reports.
-private nonisolated final class Connector: DiscoveryDelegate {
-  private let claimed = Locked(false)
-  private let terminal: Terminal
-  private let clock: VirtualClock
-  private let scanConfiguration: BluetoothScanDiscoveryConfiguration
-  private let connectionConfiguration: BluetoothConnectionConfiguration
-  let delegate = ReaderRecorder()
-
-  init(terminal: Terminal, clock: VirtualClock) throws {
-    self.terminal = terminal
-    self.clock = clock
-    scanConfiguration = try BluetoothScanDiscoveryConfiguration.Builder().setTimeout(20).setSimulated(true).build()
-    connectionConfiguration = try BluetoothConnectionConfiguration.Builder(delegate: delegate, locationId: "tml_rec")
-      .build()
-    terminal.addEventObserver { [self] event in
-      if case .didDisconnect = event.kind { clock.schedule(after: .seconds(60)) { [self] in scan() } }
-    }
-  }
-
-  func scan() {
-    claimed.withLock { $0 = false }
-    terminal.discoverReaders(scanConfiguration, delegate: self) { [self] _ in
-      if !claimed.withLock({ $0 }) { clock.schedule(after: .seconds(60)) { [self] in self.scan() } }
-    }
-  }
-
-  func terminal(_ terminal: Terminal, didUpdateDiscoveredReaders readers: [Reader]) {
-    guard let nearest = readers.first,
-      claimed.withLock({ claimed in
-        defer { claimed = true }
-        return !claimed
-      })
-    else { return }
-    terminal.connectReader(nearest, connectionConfig: connectionConfiguration) { [self] result in
-      if case .failure = result { clock.schedule(after: .seconds(60)) { [self] in scan() } }
-    }
-  }
-}
-
 @Suite struct TransportRecordingTests {
   static let update = ReaderSoftwareUpdate(
     deviceSoftwareVersion: "2.0.0", durationEstimate: .estimate1To2Minutes, components: [.firmware, .config],
@@ -113,7 +72,7 @@ private nonisolated final class Connector: DiscoveryDelegate {
     var random = SystemRandomNumberGenerator()
     let seed = UInt64.random(in: 0...UInt64.max, using: &random)
     print("malformed recorded lines: seed \(seed)")
-    var generator = SeededGenerator(seed: seed)
+    var generator = SeededRandom(seed: seed)
     for record in Self.everyRecord {
       var bytes = Array(record.line.utf8)
       for _ in 0..<50 {
@@ -182,15 +141,9 @@ private nonisolated final class Connector: DiscoveryDelegate {
     return (transcript, lines.withLock { $0 }, .seconds(3600))
   }
 
-  /// Runs the app on `terminal`: scans and connects, reboots the reader half an hour in; `drive`
-  /// moves the clock.
+  /// Runs the app on `terminal` (`NearestReaderConnector.transcript`); `drive` moves the clock.
   private static func run(_ terminal: Terminal, clock: VirtualClock, drive: () -> Void) throws -> String {
-    let log = EventLog(terminal)
-    let connector = try Connector(terminal: terminal, clock: clock)
-    connector.scan()
-    clock.schedule(after: .seconds(1800)) { terminal.rebootReader { _ in } }
-    drive()
-    return ([log.rendered(), "-- delegate"] + connector.delegate.calls.map(\.description)).joined(separator: "\n")
+    try NearestReaderConnector.transcript(terminal, clock: clock, locationId: "tml_rec", drive: drive)
   }
 
   @Test(arguments: [1, 7, 42] as [UInt64])
@@ -229,18 +182,5 @@ private nonisolated final class Connector: DiscoveryDelegate {
     _ = try Self.run(terminal, clock: clock) { replay.run(until: { false }, limit: .seconds(3 * 3600)) }
     let first = try #require(replay.divergences.first)
     #expect(first.contains("the terminal gave connect(serialNumber:") && first.contains("NOT-THERE"))
-  }
-}
-
-/// A small seeded generator (SplitMix64) for the mutation test.
-private struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -44,12 +45,7 @@ final class CatalogTestServer {
     process.standardInput = input
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     // "port N root PATH"
     var line = Data()
     let deadline = Date().addingTimeInterval(20)

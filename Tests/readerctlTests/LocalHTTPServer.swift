@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -34,12 +35,7 @@ final class LocalHTTPServer {
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     // "Serving HTTP on 127.0.0.1 port 43215 (http://127.0.0.1:43215/) ..."
     var text = ""
     let deadline = Date().addingTimeInterval(20)

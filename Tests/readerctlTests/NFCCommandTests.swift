@@ -1,5 +1,6 @@
 import Foundation
 import NFCKit
+import TestSupport
 import Testing
 
 @testable import readerctl

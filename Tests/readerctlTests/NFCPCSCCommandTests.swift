@@ -1,6 +1,7 @@
 import Foundation
 import PCSCTestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -216,12 +217,7 @@ final class LiveReaderctl: Sendable {
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout"))
     process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr"))
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     self.process = process
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -122,13 +123,7 @@ enum PseudoTerminal {
     let stdout = Pipe()
     process.standardOutput = stdout
     process.standardInput = FileHandle.nullDevice
-    // The test runner blocks SIGINT and friends; the child would inherit that mask, and so would readerctl.
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     let data = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0,

@@ -1,5 +1,6 @@
 import Foundation
 import ReaderCore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -94,15 +95,9 @@ struct ReaderctlProcess {
     process.standardInput = handles[0]
     process.standardOutput = standardOutput ?? handles[1]
     process.standardError = standardError ?? handles[2]
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
     do {
-      try process.run()
-      pthread_sigmask(SIG_SETMASK, &previous, nil)
+      try process.runWithSignalsUnblocked()
     } catch {
-      pthread_sigmask(SIG_SETMASK, &previous, nil)
       throw Failure(description: "cannot start \(executable.path): \(error)")
     }
     let pid = process.processIdentifier

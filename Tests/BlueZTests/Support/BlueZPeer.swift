@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import ReaderCore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -31,7 +32,7 @@ final class BlueZPeer: Sendable {
     check.arguments = ["-c", "import dbusmock, dbus, gi"]
     check.standardOutput = FileHandle.nullDevice
     check.standardError = FileHandle.nullDevice
-    guard (try? run(check)) != nil else { return false }
+    guard (try? check.runWithSignalsUnblocked()) != nil else { return false }
     check.waitUntilExit()
     return check.terminationStatus == 0
   }()
@@ -144,7 +145,7 @@ final class BlueZPeer: Sendable {
     let printed = Pipe()
     daemon.standardOutput = printed
     daemon.standardError = FileHandle.nullDevice
-    try Self.run(daemon)
+    try daemon.runWithSignalsUnblocked()
     daemonProcess.withLock { $0 = daemon }
     // The daemon prints its address once it listens (or exits, closing the pipe): a blocking read, no polling.
     var line = Data()
@@ -194,7 +195,7 @@ final class BlueZPeer: Sendable {
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: log)
     process.standardError = process.standardOutput
-    try Self.run(process)
+    try process.runWithSignalsUnblocked()
     mock.withLock { $0 = process }
     let watcher = try DBusConnection.open(DBusAddress.parse(address), timeout: .seconds(2))
     defer { watcher.close() }
@@ -307,16 +308,6 @@ final class BlueZPeer: Sendable {
     .methodCall(
       destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: member, body: body)
-  }
-
-  /// Runs a process with the signal mask cleared, so it does not inherit the test runner's blocked signals.
-  static func run(_ process: Process) throws {
-    var empty = sigset_t()
-    var old = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &old)
-    defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
-    try process.run()
   }
 }
 

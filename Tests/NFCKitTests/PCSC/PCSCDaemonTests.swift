@@ -4,6 +4,7 @@ import NFCKit
 import PCSCKit
 import PCSCTestSupport
 import ReaderCore
+import TestSupport
 import Testing
 
 /// Sessions through the real pcsc-lite and pcscd, with virtual tags (`virtual_tag.py`) in vpcd's

@@ -2,6 +2,7 @@ import NFCKit
 import PCSCKit
 import ReaderCore
 import ReaderSimulator
+import TestSupport
 import Testing
 
 /// A cross-process session line held in memory: each `MemorySessionLock` on the same line stands for a

@@ -1,5 +1,6 @@
 import Foundation
 import ReaderCore
+import TestSupport
 import Testing
 
 @testable import ReaderKit
@@ -86,13 +87,7 @@ import Testing
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.standardError
-    // The test runner blocks some signals; a child must start with a clear mask.
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
-    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    try process.run()
+    try process.runWithSignalsUnblocked()
     return (process, output)
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReaderCore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -65,15 +66,9 @@ final class CatalogServer: Sendable {
     let stdout = Pipe()
     process.standardInput = stdin
     process.standardOutput = stdout
-    var empty = sigset_t()
-    var previous = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &previous)
     do {
-      try process.run()
-      pthread_sigmask(SIG_SETMASK, &previous, nil)
+      try process.runWithSignalsUnblocked()
     } catch {
-      pthread_sigmask(SIG_SETMASK, &previous, nil)
       throw Failure(description: "cannot start \(script.path): \(error)")
     }
     try? stdin.fileHandleForReading.close()
