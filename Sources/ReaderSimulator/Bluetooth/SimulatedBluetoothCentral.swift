@@ -54,12 +54,19 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   private struct Entry {
     var machine: Machine
     var advertising: ScheduledWork?
+    /// What the advertising timer runs, made once for the reader's life and scheduled again at every
+    /// advertisement (no closure made per advertisement). It holds the world weakly, since the world holds it;
+    /// any other work of the world on the clock holds the world, as a scan's caller does.
+    var advertise: @Sendable () -> Void
     var securityReboot: ScheduledWork?
     var idlePowerDown: ScheduledWork?
     var connect: ScheduledWork?
     var installStep: ScheduledWork?
 
-    init(reader: SimulatedReader) { machine = Machine(reader: reader) }
+    init(reader: SimulatedReader, advertise: @escaping @Sendable () -> Void) {
+      machine = Machine(reader: reader)
+      self.advertise = advertise
+    }
 
     /// The work armed for `timer` (the fire-and-forget reboot timers keep none).
     subscript(timer: Machine.Timer) -> ScheduledWork? {
@@ -143,7 +150,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// Adds a reader to the world; it starts its 24-hour and idle timers now.
   public func add(_ reader: SimulatedReader) {
     mutate { world in
-      world.entries[reader.serialNumber] = Entry(reader: reader)
+      let slot = world.entries.slot(of: reader.serialNumber) ?? world.entries.slots.count
+      world.entries[reader.serialNumber] = Entry(reader: reader) { [weak self] in self?.advertise(at: slot) }
       world.order.append(reader.serialNumber)
       return self.step(reader.serialNumber, in: &world) { machine, _, _ in machine.added() }
     }
@@ -484,7 +492,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     for action in actions {
       switch action {
       case .arm(.advertise, let delay):
-        world.entries[slot].advertising = scheduleAdvertising(at: slot, after: delay)
+        world.entries[slot].advertising = clock.schedule(after: delay, world.entries.slots[slot].advertise)
       case .arm(let timer, let delay):
         let work = clock.schedule(after: delay) { [self] in
           mutate { world in self.fire(timer, at: slot, in: &world) }
@@ -503,11 +511,6 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     return events
   }
 
-  /// Arms the advertising timer of the reader in `slot`.
-  private func scheduleAdvertising(at slot: Int, after delay: Duration) -> ScheduledWork {
-    clock.schedule(after: delay) { [self] in advertise(at: slot) }
-  }
-
   /// The advertising timer of the reader in `slot` fired: the reader's machine says whether it advertises
   /// and when it does next (`advertisingTimerFired`, the same rules as its `timerFired(.advertise, …)`), with
   /// no list of actions or events built, since this runs for every advertisement of every reader. The
@@ -515,14 +518,23 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// in the item, so the terminal still sees one event per work item, and an advertisement costs one work
   /// item instead of two.
   private func advertise(at slot: Int) {
-    let (advertisement, handler) = world.withLock { world in
+    let delivery = world.withLock { world -> Delivery? in
       world.entries[slot].advertising = nil
       let around = surroundings(world)
       let (advertisement, next) = world.entries[slot].machine.advertisingTimerFired(around, random: &world.random)
-      if let next { world.entries[slot].advertising = scheduleAdvertising(at: slot, after: next) }
-      return (advertisement, world.handler)
+      if let next { world.entries[slot].advertising = clock.schedule(after: next, world.entries.slots[slot].advertise) }
+      guard let advertisement, let handler = world.handler else { return nil }
+      return Delivery(event: .advertisement(advertisement), handler: handler)
     }
-    if let advertisement, let handler { handler(.advertisement(advertisement)) }
+    if let delivery { delivery.handler(delivery.event) }
+  }
+
+  /// An event and the handler to deliver it to, out of the lock. A struct rather than a tuple: its closure
+  /// passes through `withLock`'s generic result as it is, where a closure in a tuple is wrapped in a thunk
+  /// allocated for the purpose (twice per advertisement).
+  private struct Delivery {
+    var event: BluetoothEvent
+    var handler: @Sendable (BluetoothEvent) -> Void
   }
 
   /// Changes the world and delivers the events of the change, each in a work item of its own.
