@@ -241,15 +241,6 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   // MARK: Engine side
 
-  /// Marks the session ready unless the app invalidated it meanwhile.
-  func markReady() {
-    core.withShared { if $0.phase == .begun { $0.phase = .ready } }
-  }
-
-  func markInvalidated() {
-    core.withShared { $0.phase = .invalidated }
-  }
-
   private func invalidate(showing errorMessage: String?) {
     core.withShared { front in
       let begun = front.phase != .created
