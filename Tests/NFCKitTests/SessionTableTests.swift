@@ -22,7 +22,15 @@ import Testing
         case 2:
           #expect(table.removeValue(forKey: id) == expected.removeValue(forKey: id), "seed \(seed)")
         case 3:
-          table[id]? += 1
+          if random.next() % 2 == 0 {
+            table[id]? += 1
+          } else {
+            let changed = table.update(id) { value -> Int in
+              value += 1
+              return value
+            }
+            #expect(changed == expected[id].map { $0 + 1 }, "seed \(seed)")
+          }
           expected[id]? += 1
         default:
           table[id] = nil

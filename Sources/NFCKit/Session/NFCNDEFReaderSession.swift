@@ -137,7 +137,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
       // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
       core.withShared { front in
         front.alertMessage = newValue
-        run { engine in engine.setAlertMessage(newValue, of: self) }
+        run { [self] in engine.setAlertMessage(newValue, of: self) }
       }
     }
   }
@@ -156,7 +156,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
       if phase == .created {
         front.phase = .begun
         let alertMessage = front.alertMessage
-        run { engine in engine.begin(self, alertMessage: alertMessage) }
+        run { [self] in engine.begin(self, alertMessage: alertMessage) }
       }
       return phase
     }
@@ -189,7 +189,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// again. No effect on read-only sessions (they restart by themselves as tags leave) or on a session
   /// that does not poll.
   public func restartPolling() {
-    run { engine in engine.restartPolling(self) }
+    run { [self] in engine.restartPolling(self) }
   }
 
   /// Connects `tag` so it can be queried, read and written; connecting another tag releases this one.
@@ -241,20 +241,11 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   // MARK: Engine side
 
-  /// Marks the session ready unless the app invalidated it meanwhile.
-  func markReady() {
-    core.withShared { if $0.phase == .begun { $0.phase = .ready } }
-  }
-
-  func markInvalidated() {
-    core.withShared { $0.phase = .invalidated }
-  }
-
   private func invalidate(showing errorMessage: String?) {
     core.withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
-      run { engine in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+      run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
     }
   }
 
@@ -265,7 +256,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   ) {
     let op = core.operations.add(1, ordering: .relaxed).newValue
     let ref = tag.ref
-    run { engine in engine.perform(operation, on: ref, id: op, completion: completion, in: self) }
+    run { [self] in engine.perform(operation, on: ref, id: op, completion: completion, in: self) }
   }
 
   /// Runs an operation on `tag` and maps its outcome.
@@ -284,11 +275,14 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// session's queue, in order with the system's work.
   func reject(_ error: NFCReaderError, completion: @escaping SessionCore.Completion) {
     let core = self.core
-    run { _ in core.delivery.run { completion(.failed(error)) } }
+    run { core.delivery.run { completion(.failed(error)) } }
   }
 
-  private func run(_ body: @escaping @Sendable (NFCSystemEngine) -> Void) {
-    let engine = system.engine
-    engine.scheduler.execute { body(engine) }
+  /// The system's engine, which every call of the session goes to.
+  private var engine: NFCSystemEngine { core.engine }
+
+  /// Submits `work` to the system's scheduler, where the engine runs (one closure, made by the caller).
+  private func run(_ work: @escaping @Sendable () -> Void) {
+    core.engine.scheduler.execute(work)
   }
 }

@@ -49,11 +49,22 @@ public struct NFCReaderEvent: Sendable, Hashable {
     }
   }
 
+  /// Whether it is the session's last event (`didInvalidate`).
+  var isLast: Bool { kind.isLast }
+
   /// The error of `didFailToReadNDEF` and `didInvalidate`.
   public var error: NFCReaderError? {
     switch kind {
     case .didFailToReadNDEF(let error), .didInvalidate(let error): error
     case .didQueue, .didBecomeActive, .didDetectNDEFs, .didDetectTags: nil
     }
+  }
+}
+
+extension NFCReaderEvent.Kind {
+  /// Whether it is a session's last event (`didInvalidate`).
+  var isLast: Bool {
+    if case .didInvalidate = self { return true }
+    return false
   }
 }

@@ -436,8 +436,11 @@ struct NFCSessionStateMachine {
       return [.stopPolling(round), .didInvalidate(error), .release]
     case .active(let active):
       state = .invalidated(error)
-      var actions: [Action] = [.stopPolling(active.round), .dismissSheet(errorMessage: errorMessage)]
-      actions.reserveCapacity(5)
+      // One array, made with room for every action it may hold.
+      var actions: [Action] = []
+      actions.reserveCapacity(active.pending.isEmpty ? 5 : 5 + active.pending.count)
+      actions.append(.stopPolling(active.round))
+      actions.append(.dismissSheet(errorMessage: errorMessage))
       if mode.handsOutTags, !active.tags.isEmpty {
         actions.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
       }

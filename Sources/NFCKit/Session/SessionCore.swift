@@ -38,8 +38,9 @@ final class SessionCore: @unchecked Sendable {
   var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
 
   let operations = Atomic<UInt64>(0)
-  /// Guarded by the system's lock for this session (`withShared`).
-  private var sharedState = Shared()
+  /// Guarded by the system's lock for this session (`withShared`), which is what excludes other
+  /// accesses: the runtime's check of exclusive access is left out.
+  @exclusivity(unchecked) private var sharedState = Shared()
   /// The mode as last settled (`Self.code(of:)`), for `detectsTags` on any thread.
   private let settledMode: Atomic<UInt8>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
@@ -99,13 +100,26 @@ final class SessionCore: @unchecked Sendable {
   /// Calls the observers with `event` in registration order; after the session's last event, none
   /// is kept.
   func publish(_ event: NFCReaderEvent) {
-    let last: Bool
-    if case .didInvalidate = event.kind { last = true } else { last = false }
+    let last = event.isLast
     let registry = withShared { state in
       if last { state.finished = true }
       return state.observers
     }
     registry?.notify(event, last: last)
+  }
+
+  /// Calls the observers with an event of `kind`, now, after `change` has marked it in the shared state
+  /// (the phase it brings), under the same lock; the event is made only when the session has observers.
+  /// For a system nobody else observes: nothing can run between the change and the publication.
+  func publish(_ kind: NFCReaderEvent.Kind, changing change: (inout Shared) -> Void) {
+    let last = kind.isLast
+    let registry = withShared { state in
+      change(&state)
+      if last { state.finished = true }
+      return state.observers
+    }
+    guard let registry else { return }
+    registry.notify(NFCReaderEvent(time: engine.scheduler.elapsed, session: id, kind: kind), last: last)
   }
 
   // MARK: The mode as one byte

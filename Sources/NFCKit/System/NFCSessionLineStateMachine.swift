@@ -87,7 +87,8 @@ struct NFCSessionLineStateMachine {
   /// The session let go of the radio or its place in line: it ended, for any reason.
   mutating func released(_ id: SessionID) -> [Action] {
     if state == .running(id) {
-      return [.disarmTimeout(id)] + next()
+      guard let next = next() else { return [.disarmTimeout(id)] }
+      return [.disarmTimeout(id), next]
     }
     guard waiting.remove(id) || (!leaving.isEmpty && leaving.remove(id) != nil) else { return [] }
     return [.disarmTimeout(id)]
@@ -126,12 +127,13 @@ struct NFCSessionLineStateMachine {
     state == .running(id) || waiting.contains(id) || (!leaving.isEmpty && leaving.contains(id))
   }
 
-  private mutating func next() -> [Action] {
+  /// Hands the radio to the next in line, if any; returns what that asks.
+  private mutating func next() -> Action? {
     guard let id = waiting.pop() else {
       state = .idle
-      return []
+      return nil
     }
     state = .running(id)
-    return [.activate(id)]
+    return .activate(id)
   }
 }

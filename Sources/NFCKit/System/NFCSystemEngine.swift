@@ -25,14 +25,16 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// The locks of the sessions' shared state.
   let sessionLocks = SessionLocks()
 
-  private var machine = NFCSystemStateMachine()
+  // On the scheduler only, one work item at a time, which is what excludes other accesses: the runtime's
+  // check of exclusive access, made at every use, is left out.
+  @exclusivity(unchecked) private var machine = NFCSystemStateMachine()
   /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
-  private var live = SessionTable<NFCNDEFReaderSession>()
-  private var timers = SessionTable<ScheduledWork>()
-  /// The snapshot as last published (on the scheduler only).
-  private var published = Snapshot()
+  @exclusivity(unchecked) private var live = SessionTable<NFCNDEFReaderSession>()
+  @exclusivity(unchecked) private var timers = SessionTable<ScheduledWork>()
+  /// The snapshot as last published.
+  @exclusivity(unchecked) private var published = Snapshot()
   /// An empty array of actions with room, handed to the machine for the next input.
-  private var spareActions: [NFCSystemStateMachine.Action] = []
+  @exclusivity(unchecked) private var spareActions: [NFCSystemStateMachine.Action] = []
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
@@ -177,8 +179,8 @@ final class NFCSystemEngine: @unchecked Sendable {
     case .dismissSheet(let message):
       radio.dismissSheet(errorMessage: message)
     case .didBecomeActive:
-      session.markReady()
-      publish(.didBecomeActive, of: core)
+      // Ready unless the app invalidated it meanwhile.
+      publish(.didBecomeActive, of: core) { if $0.phase == .begun { $0.phase = .ready } }
       deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
     case .didDetectNDEFs(let messages):
       publish(.didDetectNDEFs(messages), of: core)
@@ -195,8 +197,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     case .complete(let op, let outcome):
       if let completion = core.completions.removeValue(forKey: op) { core.delivery.run { completion(outcome) } }
     case .didInvalidate(let error):
-      session.markInvalidated()
-      publish(.didInvalidate(error), of: core)
+      publish(.didInvalidate(error), of: core) { $0.phase = .invalidated }
       deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
     }
   }
@@ -220,9 +221,20 @@ final class NFCSystemEngine: @unchecked Sendable {
     }
   }
 
-  private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
+  /// Publishes an event of the session to the system's observers, then to the session's; `change`
+  /// first marks in the session's shared state what the event brings (its phase).
+  private func publish(
+    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changing change: (inout SessionCore.Shared) -> Void = { _ in }
+  ) {
+    guard hasObservers.load(ordering: .acquiring) else {
+      // Nobody else to call first: one lock for the change and the session's observers, and no event
+      // made for nobody.
+      core.publish(kind, changing: change)
+      return
+    }
+    core.withShared(change)
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
-    if hasObservers.load(ordering: .acquiring) { observers.notify(event) }
+    observers.notify(event)
     core.publish(event)
   }
 

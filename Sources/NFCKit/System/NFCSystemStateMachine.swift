@@ -125,13 +125,13 @@ struct NFCSystemStateMachine {
   private mutating func step(_ input: Input) {
     switch input {
     case .begin(let id, let mode, let alertMessage, let policy, let unavailable):
-      guard sessions[id] == nil else { return }
+      guard !sessions.contains(id) else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
       let outputs = session.begin()
       sessions[id] = session
       route(id, outputs, joining: (policy, unavailable))
     case .invalidate(let id, let errorMessage, let begun):
-      if let outputs = sessions[id]?.invalidate(errorMessage: errorMessage) {
+      if let outputs = sessions.update(id, { $0.invalidate(errorMessage: errorMessage) }) {
         route(id, outputs)
       } else if !begun {
         // Never begun: it ends without ever having reached the line.
@@ -139,21 +139,21 @@ struct NFCSystemStateMachine {
         route(id, unbegun.invalidate(errorMessage: errorMessage))
       }
     case .setAlertMessage(let id, let message):
-      if let outputs = sessions[id]?.setAlertMessage(message) { route(id, outputs) }
+      if let outputs = sessions.update(id, { $0.setAlertMessage(message) }) { route(id, outputs) }
     case .restartPolling(let id):
-      if let outputs = sessions[id]?.restartPolling() { route(id, outputs) }
+      if let outputs = sessions.update(id, { $0.restartPolling() }) { route(id, outputs) }
     case .perform(let id, let operation, let ref, let op):
-      if let outputs = sessions[id]?.perform(operation, on: ref, id: op) {
+      if let outputs = sessions.update(id, { $0.perform(operation, on: ref, id: op) }) {
         route(id, outputs)
       } else {
         var ended = Session.ended(id: id)
         route(id, ended.perform(operation, on: ref, id: op))
       }
     case .tagDelegateAnswered(let id, let implemented, let offered):
-      guard sessions[id] != nil else { return }
+      guard sessions.contains(id) else { return }
       if implemented { actions.append(.publishTags(id, offered)) }
-      guard let outputs = sessions[id]?.tagDelegateAnswered(implemented: implemented),
-        let mode = sessions[id]?.mode
+      guard
+        let (outputs, mode) = sessions.update(id, { ($0.tagDelegateAnswered(implemented: implemented), $0.mode) })
       else { return }
       actions.append(.modeSettled(id, mode))
       route(id, outputs)
@@ -187,8 +187,7 @@ struct NFCSystemStateMachine {
   /// has let go finds nobody.
   private mutating func feed(_ request: NFCRadioRequestID, _ input: (inout Session) -> [Session.Action]) {
     let id = request.session
-    guard sessions.contains(id) else { return }
-    let outputs = input(&sessions[id]!)
+    guard let outputs = sessions.update(id, input) else { return }
     route(id, outputs)
   }
 
@@ -199,9 +198,9 @@ struct NFCSystemStateMachine {
     case .leave(let id):
       route(line.released(id))
     case .activate(let id):
-      if let outputs = sessions[id]?.activate() { route(id, outputs) }
+      if let outputs = sessions.update(id, { $0.activate() }) { route(id, outputs) }
     case .end(let id, let error):
-      if let outputs = sessions[id]?.end(error) { route(id, outputs) }
+      if let outputs = sessions.update(id, { $0.end(error) }) { route(id, outputs) }
     }
   }
 

@@ -24,23 +24,30 @@ struct SessionTable<Value> {
 
   private var mask: Int { keys.count - 1 }
 
-  /// The value of session `id`; setting `nil` removes it. Mutating through the subscript changes the
-  /// value in place.
+  /// The value of session `id`; setting `nil` removes it. To change a value in place, use `update`.
   subscript(id: UInt64) -> Value? {
     get {
       guard let slot = find(id) else { return nil }
       return values[slot]
     }
-    _modify {
+    set {
       if let slot = find(id) {
-        yield &values[slot]
-        if case .none = values[slot] { remove(at: slot) }
-      } else {
-        var value: Value? = nil
-        yield &value
-        if let value { insert(id, value) }
+        if let newValue { values[slot] = newValue } else { remove(at: slot) }
+      } else if let newValue {
+        insert(id, newValue)
       }
     }
+  }
+
+  /// Changes the value of session `id` in place and returns what `body` returns; `nil`, without
+  /// calling `body`, when the session has no entry. A plain call rather than a `_modify` accessor:
+  /// an accessor's coroutine frame is allocated on the heap at every use, and this runs at every step.
+  mutating func update<Result>(_ id: UInt64, _ body: (inout Value) -> Result) -> Result? {
+    guard let slot = find(id) else { return nil }
+    // Taken out while it changes, so a value held once is changed without a copy.
+    var value = values[slot].take()!
+    defer { values[slot] = value }
+    return body(&value)
   }
 
   /// Whether session `id` has an entry.

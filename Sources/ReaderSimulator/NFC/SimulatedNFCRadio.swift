@@ -281,35 +281,34 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   }
 
   public func startPolling(_ round: NFCRadioRequestID) {
-    mutate { world in
+    mutateOnce { world in
       if world.round != nil { self.endRound(in: &world) }
       let failure: NFCRadioFailure? =
         !self.isReadingAvailable ? .unsupported : !world.radioOn ? .radioOff : world.heldElsewhere ? .busy : nil
       if let failure {
         self.record(nil, "pollingRefused(\(failure))", in: &world)
-        return [.pollingFailed(round, failure)]
+        return .pollingFailed(round, failure)
       }
       world.round = round
       world.pendingStart = self.clock.schedule(after: world.timing.pollingStart) { [self] in
-        mutate { world in
-          guard world.round == round, !world.polling else { return [] }
+        mutateOnce { world in
+          guard world.round == round, !world.polling else { return nil }
           world.pendingStart = nil
           world.polling = true
           self.record(nil, "pollingStarted", in: &world)
           let present = world.field.keys.sorted()
           if !present.isEmpty { self.scheduleDetection(of: present, round: round, in: &world) }
-          return [.pollingStarted(round)]
+          return .pollingStarted(round)
         }
       }
-      return []
+      return nil
     }
   }
 
   public func stopPolling(_ round: NFCRadioRequestID) {
-    mutate { world in
-      guard world.round == round else { return [] }
+    world.withLock { world in
+      guard world.round == round else { return }
       self.endRound(in: &world)
-      return []
     }
   }
 
@@ -377,10 +376,27 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   // MARK: World mechanics (called with the lock held; events are delivered after it is released)
 
   private func mutate(_ body: (inout World) -> [NFCRadioEvent]) {
-    let (events, handler) = world.withLock { world in (body(&world), world.handler) }
+    // The handler comes out through a variable rather than as part of the lock's result, which would
+    // wrap it in a new closure each time.
+    var handler: (@Sendable (NFCRadioEvent) -> Void)?
+    let events = world.withLock { world in
+      handler = world.handler
+      return body(&world)
+    }
     guard let handler else { return }
     // Queued, never delivered from inside the caller: the system sees one event per work item.
     for event in events { clock.execute { handler(event) } }
+  }
+
+  /// `mutate` for a change that reports at most one event, which then needs no array.
+  private func mutateOnce(_ body: (inout World) -> NFCRadioEvent?) {
+    var handler: (@Sendable (NFCRadioEvent) -> Void)?
+    let event = world.withLock { world in
+      handler = world.handler
+      return body(&world)
+    }
+    guard let handler, let event else { return }
+    clock.execute { handler(event) }
   }
 
   private func record(_ tag: String?, _ kind: String, in world: inout World) {
