@@ -231,6 +231,9 @@ package struct DiscoveryStateMachine {
     return [.disarm(.tick), .disarm(.timeout), .disarm(.proximityDetails), .stopScan, .finish(error)]
   }
 
+  /// The smallest step of a `Duration`.
+  private static let attosecond = Duration(secondsComponent: 0, attosecondsComponent: 1)
+
   private func isFresh(_ sighting: Sighting, now: Duration) -> Bool {
     now - sighting.lastSeen < tuning.stalenessWindow
   }
@@ -255,12 +258,13 @@ package struct DiscoveryStateMachine {
     defer { self.order = order }
     let sightings = self.sightings
     // The same test as `isCandidate`, on values: the order is worked out while `nearestFirst` changes.
-    // (`now - lastSeen < window` is `lastSeen > now - window`, with the subtraction made once.)
-    let (startedAt, freshAfter) = (run.startedAt, now - tuning.stalenessWindow)
+    // (`now - lastSeen < window` is `lastSeen > now - window`, that is `lastSeen >= now - window + 1 as`, a
+    // Duration counting attoseconds: one comparison with a bound made once.)
+    let heardFrom = max(run.startedAt, now - tuning.stalenessWindow + Self.attosecond)
     nearestFirst.order(
       count: sightings.count, serial: { sightings[$0].advertisement.serialNumber },
-      signal: { sightings[$0].advertisement.signalStrength },
-      isCandidate: { sightings[$0].lastSeen >= startedAt && sightings[$0].lastSeen > freshAfter }, into: &order)
+      signal: { sightings[$0].advertisement.signalStrength }, isCandidate: { sightings[$0].lastSeen >= heardFrom },
+      into: &order)
     if let previous = run.lastReport {
       // Only a reader heard since the last report can have other details than it has there.
       let unchanged =
@@ -301,10 +305,13 @@ package struct DiscoveryStateMachine {
   private static func sameDetails(
     _ report: [Reader], order: [Int], sightings: [Sighting], heard: [Bool], _ simulated: Bool
   ) -> Bool {
-    for (position, index) in order.enumerated() where heard[index] {
-      guard hasDetails(report[position], ofSighting: index, in: sightings, simulated: simulated) else { return false }
+    report.withUnsafeBufferPointer { report in
+      for (position, index) in order.enumerated() where heard[index] {
+        guard hasDetails(report.baseAddress! + position, ofSighting: index, in: sightings, simulated: simulated)
+        else { return false }
+      }
+      return true
     }
-    return true
   }
 
   /// Makes `readers`, the last report (numbered `lastNumber`), into the report of the readers `order` lists, in
@@ -336,7 +343,7 @@ package struct DiscoveryStateMachine {
       for (place, index) in order.enumerated() where source[place] < reported {
         let reader = readers.baseAddress! + source[place]
         let signal = sightings[index].advertisement.signalStrength
-        if heard[index] && !hasDetails(reader.pointee, ofSighting: index, in: sightings, simulated: simulated) {
+        if heard[index] && !hasDetails(reader, ofSighting: index, in: sightings, simulated: simulated) {
           reader.pointee = Self.reader(from: sightings[index].advertisement, simulated: simulated, detailed: true)
         } else if reader.pointee.signalStrength != signal {
           reader.pointee.signalStrength = signal
@@ -382,15 +389,16 @@ package struct DiscoveryStateMachine {
 
   /// Whether `reader`, built from an earlier advertisement of the same reader, has the details the latest
   /// advertisement of sighting `index` gives for a run looking for `simulated` readers (all but the signal
-  /// strength); read in place, nothing is copied.
+  /// strength); read in place through a pointer, so that neither the reader nor the advertisement is copied
+  /// (a `Reader` passed by value, even `borrowing`, is copied out of its array: retains, releases and a `memcpy`).
   private static func hasDetails(
-    _ reader: borrowing Reader, ofSighting index: Int, in sightings: [Sighting], simulated: Bool
+    _ reader: UnsafePointer<Reader>, ofSighting index: Int, in sightings: [Sighting], simulated: Bool
   ) -> Bool {
-    reader.deviceType == sightings[index].advertisement.deviceType && reader.simulated == simulated
-      && reader.deviceSoftwareVersion == sightings[index].advertisement.info.deviceSoftwareVersion
-      && reader.batteryLevel == sightings[index].advertisement.info.batteryLevel
-      && reader.isCharging == sightings[index].advertisement.info.isCharging
-      && reader.label == sightings[index].advertisement.info.label
+    reader.pointee.deviceType == sightings[index].advertisement.deviceType && reader.pointee.simulated == simulated
+      && reader.pointee.deviceSoftwareVersion == sightings[index].advertisement.info.deviceSoftwareVersion
+      && reader.pointee.batteryLevel == sightings[index].advertisement.info.batteryLevel
+      && reader.pointee.isCharging == sightings[index].advertisement.info.isCharging
+      && reader.pointee.label == sightings[index].advertisement.info.label
   }
 
   private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
