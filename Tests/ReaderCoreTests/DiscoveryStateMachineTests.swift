@@ -147,6 +147,22 @@ private let teardown: [Action] = [.disarm(.tick), .disarm(.timeout), .disarm(.pr
     #expect(machine.timerFired(.tick, now: tickTime(2)) == [.report([expected(drained)]), rearm])
   }
 
+  @Test func aChangeInAReadersDetailsUndoneBeforeTheTickIsNotReported() {
+    var machine = started(scan)
+    let full = ad("STRM2-A", rssi: -40, info: ReaderInfo(batteryLevel: 0.9))
+    machine.advertisement(full, now: .zero)
+    _ = machine.timerFired(.tick, now: tickTime(1))
+    machine.advertisement(ad("STRM2-A", rssi: -40, info: ReaderInfo(batteryLevel: 0.3)), now: tickTime(1))
+    machine.advertisement(ad("STRM2-A", rssi: -45, info: ReaderInfo(batteryLevel: 0.9)), now: tickTime(1))
+    #expect(machine.timerFired(.tick, now: tickTime(2)) == [rearm])
+    // Details heard again unchanged after a report still count as unchanged at the next one.
+    let drained = ad("STRM2-A", rssi: -40, info: ReaderInfo(batteryLevel: 0.3))
+    machine.advertisement(drained, now: tickTime(2))
+    #expect(machine.timerFired(.tick, now: tickTime(3)) == [.report([expected(drained)]), rearm])
+    machine.advertisement(drained, now: tickTime(3))
+    #expect(machine.timerFired(.tick, now: tickTime(4)) == [rearm])
+  }
+
   @Test func aNewReaderIsReported() {
     var machine = started(scan)
     let a = ad("STRM2-A", rssi: -40)

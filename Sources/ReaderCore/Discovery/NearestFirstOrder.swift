@@ -21,40 +21,75 @@ struct NearestFirstOrder {
 
   /// Sets `order` to the indices (below `count`) for which `isCandidate` holds, strongest `signal` first,
   /// ties by `serial`; sightings `0..<count` are numbered as they were first heard and never renumbered.
+  ///
+  /// Inlined into its caller, so that the closures are too; every buffer is sized once per call and written
+  /// through a pointer, with no check of capacity or uniqueness per reader.
+  @inline(__always)
   mutating func order(
     count: Int, serial: (Int) -> String, signal: (Int) -> Int, isCandidate: (Int) -> Bool, into order: inout [Int]
   ) {
     if bySerial.count < count { addSightings(bySerial.count..<count, serial: serial) }
-    order.removeAll(keepingCapacity: true)
-    strengths.removeAll(keepingCapacity: true)
-    var (strongest, weakest) = (Int.min, Int.max)
-    for index in bySerial where isCandidate(index) {
-      order.append(index)
-      let strength = signal(index)
-      strengths.append(strength)
-      strongest = max(strongest, strength)
-      weakest = min(weakest, strength)
+    // Taken out while they change, so that the closures below touch locals, not `self`.
+    let bySerial = self.bySerial
+    var (strengths, buckets, placed) = (self.strengths, self.buckets, self.placed)
+    (self.strengths, self.buckets, self.placed) = ([], [], [])
+    defer { (self.strengths, self.buckets, self.placed) = (strengths, buckets, placed) }
+    let total = bySerial.count
+    Self.resize(&order, to: total)
+    Self.resize(&strengths, to: total)
+    var (candidates, strongest, weakest) = (0, Int.min, Int.max)
+    bySerial.withUnsafeBufferPointer { bySerial in
+      order.withUnsafeMutableBufferPointer { order in
+        strengths.withUnsafeMutableBufferPointer { strengths in
+          for index in bySerial where isCandidate(index) {
+            let strength = signal(index)
+            order[candidates] = index
+            strengths[candidates] = strength
+            candidates += 1
+            strongest = max(strongest, strength)
+            weakest = min(weakest, strength)
+          }
+        }
+      }
     }
-    guard order.count > 1, strongest != weakest else { return }
+    order.removeLast(total - candidates)
+    guard candidates > 1, strongest != weakest else { return }
     let spread = strongest.subtractingReportingOverflow(weakest)
     guard !spread.overflow && spread.partialValue < Self.countingSpread else {
       // Serial order already holds; a stable sort on signal strength alone keeps it within ties.
       order = stableSorted(order) { signal($0) > signal($1) }
       return
     }
-    buckets.removeAll(keepingCapacity: true)
-    buckets.append(contentsOf: repeatElement(0, count: strongest - weakest + 2))
-    for strength in strengths { buckets[strongest - strength + 1] += 1 }
-    for bucket in 1..<buckets.count { buckets[bucket] += buckets[bucket - 1] }
-    // `buckets[b]` is now where the readers of bucket `b` start.
-    placed.removeAll(keepingCapacity: true)
-    placed.append(contentsOf: repeatElement(0, count: order.count))
-    for (index, strength) in zip(order, strengths) {
-      let bucket = strongest - strength
-      placed[buckets[bucket]] = index
-      buckets[bucket] += 1
+    Self.resize(&buckets, to: strongest - weakest + 2)
+    Self.resize(&placed, to: candidates)
+    buckets.withUnsafeMutableBufferPointer { buckets in
+      buckets.update(repeating: 0)
+      strengths.withUnsafeBufferPointer { strengths in
+        for position in 0..<candidates { buckets[strongest - strengths[position] + 1] += 1 }
+        for bucket in 1..<buckets.count { buckets[bucket] += buckets[bucket - 1] }
+        // `buckets[b]` is now where the readers of bucket `b` start.
+        order.withUnsafeBufferPointer { order in
+          placed.withUnsafeMutableBufferPointer { placed in
+            for position in 0..<candidates {
+              let bucket = strongest - strengths[position]
+              placed[buckets[bucket]] = order[position]
+              buckets[bucket] += 1
+            }
+          }
+        }
+      }
     }
     swap(&order, &placed)
+  }
+
+  /// Makes `buffer` `count` long, keeping its storage; new places hold 0, old ones keep their values.
+  @inline(__always)
+  private static func resize(_ buffer: inout [Int], to count: Int) {
+    if buffer.count > count {
+      buffer.removeLast(buffer.count - count)
+    } else if buffer.count < count {
+      buffer.append(contentsOf: repeatElement(0, count: count - buffer.count))
+    }
   }
 
   /// Merges sightings `added` into the serial order.

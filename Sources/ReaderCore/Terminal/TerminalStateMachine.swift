@@ -168,7 +168,8 @@ package struct TerminalStateMachine {
   /// table and nothing else, unless a connect listens for this reader.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) -> [Action] {
     discovery.advertisement(advertisement, now: now)
-    guard link.listeningFor == advertisement.serialNumber else { return [] }
+    // `isListening` reads the link's state in place; `listeningFor` copies the reader it holds.
+    guard link.isListening, link.listeningFor == advertisement.serialNumber else { return [] }
     return process(.bluetooth(.advertisement(advertisement)), now: now)
   }
 

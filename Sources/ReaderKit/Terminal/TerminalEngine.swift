@@ -39,7 +39,9 @@ final class TerminalEngine: @unchecked Sendable {
   let observers = ObserverRegistry<TerminalEvent>()
   weak var terminal: Terminal?
 
-  private var machine: TerminalStateMachine
+  /// Not checked for overlapping access at run time (a cost on every advertisement): the engine is confined to
+  /// its scheduler, one input at a time (see above), and nothing it calls feeds it while the machine handles one.
+  @exclusivity(unchecked) private var machine: TerminalStateMachine
   private var entries: [JobID: Entry] = [:]
   private var timers: [TerminalStateMachine.Timer: ScheduledWork] = [:]
   private var readerDelegate: (any MobileReaderDelegate)?
@@ -217,7 +219,8 @@ final class TerminalEngine: @unchecked Sendable {
           guard let level = reader.batteryLevel, let charging = reader.isCharging else {
             preconditionFailure("a battery report carries the reading it reports")
           }
-          delegate.reader(reader, didReportBatteryLevel: Float(level), status: reader.batteryStatus, isCharging: charging)
+          delegate.reader(
+            reader, didReportBatteryLevel: Float(level), status: reader.batteryStatus, isCharging: charging)
         default:
           preconditionFailure("\(kind) is not a MobileReaderDelegate call")
         }
