@@ -29,11 +29,9 @@ enum BlueZUpdateCommand {
       .init("location", ["ID"], "the location the reader is at (default tml_readerctl)"),
       .init("install", [], "install the update that applies"),
       .init("timeout", ["S"], "how long to look for the reader, in seconds (default 30)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"catalog\": …, \"date\": …, \"installedSoftware\": …, "
-          + "\"update\": … | null, \"required\": …}, with the \"reader\" after an install"),
+      .json(
+        members: "\"catalog\": …, \"date\": …, \"installedSoftware\": …, \"update\": … | null, \"required\": …",
+        more: ", with the \"reader\" after an install"),
     ],
     exitStatuses: [
       (0, "checked (and installed)"), (64, "usage"),

@@ -57,11 +57,9 @@ enum UpdateCommand {
         "speed", ["X"],
         "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise); installs run 8 "
           + "times faster than that"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"catalog\": …, \"date\": …, \"installedSoftware\": …, "
-          + "\"update\": … | null, \"required\": …}, with the \"reader\" after an install"),
+      .json(
+        members: "\"catalog\": …, \"date\": …, \"installedSoftware\": …, \"update\": … | null, \"required\": …",
+        more: ", with the \"reader\" after an install"),
     ],
     exitStatuses: [
       (0, "checked (and installed)"), (64, "usage"),
