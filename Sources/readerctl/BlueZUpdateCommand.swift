@@ -123,13 +123,8 @@ enum BlueZUpdateCommand {
       } catch {
         return fail("the catalog could not be read", error, fields)
       }
-      let required: Bool? =
-        switch UpdatePolicy().decide(availability, at: session.date) {
-        case .upToDate: nil
-        case .optional: false
-        case .required: true
-        }
-      fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+      let required = UpdateReport.required(availability, at: session.date)
+      fields += UpdateReport.fields(availability, required: required)
       report(reader, installed, availability, required: required == true, install: install)
       guard install, let update = availability.update else { return session.finish(.success(fields)) }
       return self.install(update, serial: reader.serialNumber, fields)

@@ -183,14 +183,8 @@ private struct UpdateCheck {
       return fail("the catalog could not be read", error, fields)
     }
     let availability = UpdateAvailability(choosingFrom: manifest.releases, for: installed, at: session.date)
-    let decision = UpdatePolicy().decide(availability, at: session.date)
-    let required: Bool? =
-      switch decision {
-      case .upToDate: nil
-      case .optional: false
-      case .required: true
-      }
-    fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+    let required = UpdateReport.required(availability, at: session.date)
+    fields += UpdateReport.fields(availability, required: required)
     report(reader, installed, availability, required: required == true, install: install)
     guard install, let update = availability.update else { return session.finish(.success(fields)) }
     return self.install(update, on: reader, releases: manifest.releases, dock: dock, fields)
