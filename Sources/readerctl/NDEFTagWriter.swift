@@ -64,9 +64,7 @@ final class NDEFTagWriter: NFCNDEFReaderSessionTagDelegate, Sendable {
   var raw: [(String, String)] { [("message", result.readBack.map { NDEFJSON.render($0) } ?? "null")] }
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    ended.set(
-      error as? NFCReaderError
-        ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+    ended.set(NFCReaderError(invalidation: error))
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
