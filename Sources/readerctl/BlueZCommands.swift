@@ -38,10 +38,7 @@ enum BlueZCommands {
     ],
     options: sharedOptions + [
       .init("timeout", ["S"], "stop after S seconds (default 10); 0 scans until Ctrl-C"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the table; the last line is the outcome, {\"event\": \"result\", "
-          + "\"exitStatus\": …, \"error\": …, \"readers\": […]}"),
+      .json(insteadOf: "the table", members: "\"readers\": […]"),
     ],
     exitStatuses: [
       (0, "readers found"), (64, "usage"), missingStatus, (74, "the output or the recording cannot be written"),
@@ -62,10 +59,7 @@ enum BlueZCommands {
       .init("location", ["ID"], "the location to connect the reader to (required, not empty)"),
       .init("store", ["FILE"], "the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)"),
       .init("timeout", ["S"], "how long to look for the reader, in seconds (default 30)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"reader\": …}"),
+      .json(members: "\"reader\": …"),
     ],
     exitStatuses: [
       (0, "connected and saved"), (64, "usage"), (69, "reader not found; or " + missingStatus.1),
@@ -84,10 +78,7 @@ enum BlueZCommands {
     options: sharedOptions + [
       .init("store", ["FILE"], "the store's file (default: $XDG_DATA_HOME/readerkit/last-reader.json)"),
       .init("timeout", ["S"], "how long to look for the reader, in seconds (default 30)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"reader\": …}"),
+      .json(members: "\"reader\": …"),
     ],
     exitStatuses: [
       (0, "reconnected"), (64, "usage"), (65, "corrupt store"), (66, "nothing saved"),

@@ -28,7 +28,8 @@ final class BlueZSession: ReaderSession {
   private let replay: ReplayingTransport?
   private let inbox: Inbox?
   private let wallStart = ContinuousClock.now
-  private let printing = Locked<[ObjectIdentifier: UInt64]>([:])
+  /// What prints each terminal's events with `--json`.
+  private let printing: TerminalEventPrinter
 
   var simulated: Bool { false }
   var now: Duration { clock.elapsed - origin }
@@ -49,6 +50,7 @@ final class BlueZSession: ReaderSession {
     self.notes = notes
     self.clock = clock
     origin = clock.elapsed
+    printing = TerminalEventPrinter(console: console, origin: origin)
     (self.transport, replay) = transport(origin)
   }
 
@@ -109,20 +111,12 @@ final class BlueZSession: ReaderSession {
     let terminal = Terminal(
       central: transport, readerLink: transport, scheduler: clock, store: store, delegateExecutor: .scheduler,
       updateCatalog: updateCatalog)
-    if json {
-      let (console, origin) = (self.console, self.origin)
-      let token = terminal.addEventObserver { event in console.line(event.json(since: origin).rendered) }
-      printing.withLock { $0[ObjectIdentifier(terminal)] = token }
-    }
+    if json { printing.start(terminal) }
     return terminal
   }
 
   /// Stops printing `terminal`'s events (a command done with one terminal before it makes the next).
-  func stopPrinting(_ terminal: Terminal) {
-    if let token = printing.withLock({ $0.removeValue(forKey: ObjectIdentifier(terminal)) }) {
-      terminal.removeEventObserver(token)
-    }
-  }
+  func stopPrinting(_ terminal: Terminal) { printing.stop(terminal) }
 
   @discardableResult
   func run(until condition: () -> Bool, limit: Duration, paced: Bool, interruptible: Bool, pace: () -> Double) -> Bool {

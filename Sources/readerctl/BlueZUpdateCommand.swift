@@ -29,11 +29,9 @@ enum BlueZUpdateCommand {
       .init("location", ["ID"], "the location the reader is at (default tml_readerctl)"),
       .init("install", [], "install the update that applies"),
       .init("timeout", ["S"], "how long to look for the reader, in seconds (default 30)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"catalog\": …, \"date\": …, \"installedSoftware\": …, "
-          + "\"update\": … | null, \"required\": …}, with the \"reader\" after an install"),
+      .json(
+        members: "\"catalog\": …, \"date\": …, \"installedSoftware\": …, \"update\": … | null, \"required\": …",
+        more: ", with the \"reader\" after an install"),
     ],
     exitStatuses: [
       (0, "checked (and installed)"), (64, "usage"),
@@ -125,13 +123,8 @@ enum BlueZUpdateCommand {
       } catch {
         return fail("the catalog could not be read", error, fields)
       }
-      let required: Bool? =
-        switch UpdatePolicy().decide(availability, at: session.date) {
-        case .upToDate: nil
-        case .optional: false
-        case .required: true
-        }
-      fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+      let required = UpdateReport.required(availability, at: session.date)
+      fields += UpdateReport.fields(availability, required: required)
       report(reader, installed, availability, required: required == true, install: install)
       guard install, let update = availability.update else { return session.finish(.success(fields)) }
       return self.install(update, serial: reader.serialNumber, fields)

@@ -34,6 +34,15 @@ struct CommandHelp: Sendable {
       self.shown = shown
     }
 
+    /// `--json`: one JSON object per event instead of `replaced` (the narration, or the table), the
+    /// last line the outcome with `members` after its exit status and error, and `more` after it.
+    static func json(insteadOf replaced: String = "the narration", members: String = "", more: String = "") -> Option {
+      .init(
+        "json", [],
+        "one JSON object per event instead of \(replaced); the last line is the outcome, {\"event\": \"result\", "
+          + "\"exitStatus\": …, \"error\": …\(members.isEmpty ? "" : ", " + members)}\(more)")
+    }
+
     /// `--name VALUE…` as the OPTIONS section shows it.
     var display: String { shown ?? (["--\(name)"] + values).joined(separator: " ") }
   }

@@ -30,10 +30,7 @@ enum DemoCommand {
         "simulated seconds per real second while something is on screen (default: 4 on a terminal, 0 = as "
           + "fast as possible otherwise); installs run 8 times faster than that, and long waits are always "
           + "skipped"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …}"),
+      .json(),
     ],
     notes: ["The same seed tells the same story at any speed: simulated times do not depend on pacing."],
     exitStatuses: [

@@ -23,10 +23,7 @@ enum DiscoverCommand {
         "speed", ["X"],
         "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise; 1 for a scan "
           + "without a limit, which cannot run unpaced)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the table; the last line is the outcome, {\"event\": \"result\", "
-          + "\"exitStatus\": …, \"error\": …, \"readers\": […]}"),
+      .json(insteadOf: "the table", members: "\"readers\": […]"),
     ],
     exitStatuses: [
       (0, "readers found"), (64, "usage"), (69, "no reader found (proximity)"), (74, "the output cannot be written"),

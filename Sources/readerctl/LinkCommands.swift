@@ -13,10 +13,7 @@ enum LinkCommands {
       .init("readers", ["N"], "readers in the world (default 3, 1-64)"),
       .init("timeout", ["S"], "how long to look for the reader, in simulated seconds (default 30)"),
       .init("speed", ["X"], "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise)"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"reader\": …}"),
+      .json(members: "\"reader\": …"),
     ]
   }
 

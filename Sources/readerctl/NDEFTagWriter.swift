@@ -25,10 +25,46 @@ final class NDEFTagWriter: NFCNDEFReaderSessionTagDelegate, Sendable {
 
   var result: Result { state.withLock { $0 } }
 
+  /// How the write went, as `nfc write` reports it.
+  enum Verdict {
+    /// A step failed, or no tag was written (interrupted, or the session ended first): what to say
+    /// and the error.
+    case failed(String, NFCReaderError)
+    /// The tag reads back another message than the one written.
+    case readBackMismatch(NDEFMessage)
+    /// The tag reads back the message written.
+    case written(NDEFMessage)
+  }
+
+  /// How the write went, once the session has ended.
+  var verdict: Verdict {
+    let result = self.result
+    if let failure = result.failure { return .failed("writing the tag failed", failure) }
+    guard let readBack = result.readBack else {
+      let error =
+        ended.value.flatMap { $0.code == .readerSessionInvalidationErrorUserCanceled ? nil : $0 }
+        ?? NFCReaderError(.readerSessionInvalidationErrorUserCanceled, "interrupted", context: ["by": "app"])
+      return .failed(Interrupt.requested ? "interrupted" : "no tag was written", error)
+    }
+    return readBack == message ? .written(readBack) : .readBackMismatch(readBack)
+  }
+
+  /// The outcome's fields: the tag's status and capacity once queried, and the message's length.
+  var fields: [(String, JSONValue)] {
+    let result = self.result
+    var fields: [(String, JSONValue)] = []
+    if let status = result.status {
+      fields += [("status", .string(status.description)), ("capacity", .int(result.capacity))]
+    }
+    fields.append(("length", .int(message.length)))
+    return fields
+  }
+
+  /// The outcome's raw JSON: the message the tag read back, or `null`.
+  var raw: [(String, String)] { [("message", result.readBack.map { NDEFJSON.render($0) } ?? "null")] }
+
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    ended.set(
-      error as? NFCReaderError
-        ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+    ended.set(NFCReaderError(invalidation: error))
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {

@@ -331,9 +331,7 @@ private final class LabelChecker: NFCNDEFReaderSessionTagDelegate, Sendable {
   init(nfc: NFCSimulation) { self.nfc = nfc }
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    ended.set(
-      error as? NFCReaderError
-        ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+    ended.set(NFCReaderError(invalidation: error))
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {

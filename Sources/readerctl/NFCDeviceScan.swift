@@ -135,9 +135,7 @@ enum NFCDeviceScan {
     init(device: NFCDeviceRun) { self.device = device }
 
     func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-      ended.set(
-        error as? NFCReaderError
-          ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+      ended.set(NFCReaderError(invalidation: error))
       device.wake()
     }
 

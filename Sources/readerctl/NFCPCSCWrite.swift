@@ -75,31 +75,19 @@ enum NFCPCSCWrite {
   }
 
   private static func finish(_ writer: NDEFTagWriter, _ device: NFCDeviceRun) -> Int32 {
-    let result = writer.result
-    var fields: [(String, JSONValue)] = []
-    if let status = result.status {
-      fields += [("status", .string(status.description)), ("capacity", .int(result.capacity))]
-    }
-    fields.append(("length", .int(writer.message.length)))
-    let raw = [("message", result.readBack.map { NDEFJSON.render($0) } ?? "null")]
-    if let failure = result.failure {
-      return device.fail("writing the tag failed", failure, fields: fields, raw: raw)
-    }
-    guard let readBack = result.readBack else {
-      let error =
-        writer.ended.value.flatMap { $0.code == .readerSessionInvalidationErrorUserCanceled ? nil : $0 }
-        ?? NFCReaderError(.readerSessionInvalidationErrorUserCanceled, "interrupted", context: ["by": "app"])
-      return device.fail(
-        Interrupt.requested ? "interrupted" : "no tag was written", error, fields: fields, raw: raw)
-    }
-    guard readBack == writer.message else {
+    let (fields, raw) = (writer.fields, writer.raw)
+    switch writer.verdict {
+    case .failed(let summary, let error):
+      return device.fail(summary, error, fields: fields, raw: raw)
+    case .readBackMismatch(let readBack):
       device.console.error("readerctl: the tag reads back another message: \(NDEFJSON.render(readBack))\n")
       var outcome = CommandOutcome.failure(
         code: "readBackMismatch", message: "the tag reads back another message", status: ExitStatus.failure)
       outcome.fields = fields
       return device.finish(outcome, raw: raw)
+    case .written(let readBack):
+      if !device.json { device.console.line(NDEFJSON.render(readBack)) }
+      return device.finish(.success(fields), raw: raw)
     }
-    if !device.json { device.console.line(NDEFJSON.render(readBack)) }
-    return device.finish(.success(fields), raw: raw)
   }
 }

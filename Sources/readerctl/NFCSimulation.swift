@@ -230,9 +230,7 @@ final class SessionEndWatcher: NFCNDEFReaderSessionDelegate {
   let ended = Outcome<NFCReaderError>()
 
   func readerSession(_ session: NFCNDEFReaderSession, didInvalidateWithError error: any Error) {
-    ended.set(
-      error as? NFCReaderError
-        ?? NFCReaderError(.readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "\(error)"))
+    ended.set(NFCReaderError(invalidation: error))
   }
 
   func readerSession(_ session: NFCNDEFReaderSession, didDetectNDEFs messages: [NFCNDEFMessage]) {}

@@ -70,33 +70,19 @@ enum NFCWriteCommand {
   }
 
   private static func finish(_ writer: NDEFTagWriter, _ nfc: NFCSimulation) -> Int32 {
-    let result = writer.result
-    var fields: [(String, JSONValue)] = []
-    if let status = result.status {
-      fields += [("status", .string(status.description)), ("capacity", .int(result.capacity))]
-    }
-    fields.append(("length", .int(writer.message.length)))
-    let raw = [("message", result.readBack.map { NDEFJSON.render($0) } ?? "null")]
-    if let failure = result.failure {
-      return NFCCommand.fail("writing the tag failed", failure, nfc, fields: fields, raw: raw)
-    }
-    guard let readBack = result.readBack else {
-      let error =
-        writer.ended.value.flatMap { $0.code == .readerSessionInvalidationErrorUserCanceled ? nil : $0 }
-        ?? NFCReaderError(.readerSessionInvalidationErrorUserCanceled, "interrupted", context: ["by": "app"])
-      return NFCCommand.fail(
-        Interrupt.requested ? "interrupted" : "no tag was written", error, nfc, fields: fields, raw: raw)
-    }
-    guard readBack == writer.message else {
+    let (fields, raw) = (writer.fields, writer.raw)
+    switch writer.verdict {
+    case .failed(let summary, let error):
+      return NFCCommand.fail(summary, error, nfc, fields: fields, raw: raw)
+    case .readBackMismatch(let readBack):
       nfc.session.console.error("readerctl: the tag reads back another message: \(NDEFJSON.render(readBack))\n")
       var outcome = CommandOutcome.failure(
         code: "readBackMismatch", message: "the tag reads back another message", status: ExitStatus.failure)
       outcome.fields = fields
       return nfc.finish(outcome, raw: raw)
+    case .written(let readBack):
+      if !nfc.session.json { nfc.session.console.line(NDEFJSON.render(readBack)) }
+      return nfc.finish(.success(fields), raw: raw)
     }
-    if !nfc.session.json {
-      nfc.session.console.line(NDEFJSON.render(readBack))
-    }
-    return nfc.finish(.success(fields), raw: raw)
   }
 }

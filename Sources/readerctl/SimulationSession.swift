@@ -25,8 +25,8 @@ final class SimulationSession: Sendable {
   /// session's start date is.
   private let origin: Duration
   private let wallStart = ContinuousClock.now
-  /// The event observers that print each terminal's events with `--json`.
-  private let printing = Locked<[ObjectIdentifier: UInt64]>([:])
+  /// What prints each terminal's events with `--json`.
+  private let printing: TerminalEventPrinter
   /// The granularity of paced runs.
   private let step = Duration.milliseconds(50)
 
@@ -46,6 +46,7 @@ final class SimulationSession: Sendable {
     self.speed = speed
     self.json = json
     self.screen = LiveRegion(console: console)
+    printing = TerminalEventPrinter(console: console, origin: origin)
     for reader in SimulatedFleet.readers(count: readers, seed: seed) { world.add(reader) }
   }
 
@@ -55,22 +56,13 @@ final class SimulationSession: Sendable {
     // Simulated readers only: a record an app saved for real hardware must not be looked for here.
     let terminal = Terminal(
       simulatorOnly: world, scheduler: clock, store: store, seed: seed, updateCatalog: updateCatalog)
-    if json {
-      let console = self.console
-      let origin = self.origin
-      let token = terminal.addEventObserver { event in console.line(event.json(since: origin).rendered) }
-      printing.withLock { $0[ObjectIdentifier(terminal)] = token }
-    }
+    if json { printing.start(terminal) }
     return terminal
   }
 
   /// Stops printing `terminal`'s events: the app that owned it is gone (`terminateHostApp`), though
   /// its timers still run on the clock.
-  func stopPrinting(_ terminal: Terminal) {
-    if let token = printing.withLock({ $0.removeValue(forKey: ObjectIdentifier(terminal)) }) {
-      terminal.removeEventObserver(token)
-    }
-  }
+  func stopPrinting(_ terminal: Terminal) { printing.stop(terminal) }
 
   /// Simulated time since the session started.
   var now: Duration { clock.elapsed - origin }

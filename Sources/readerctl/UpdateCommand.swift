@@ -57,11 +57,9 @@ enum UpdateCommand {
         "speed", ["X"],
         "simulated seconds per real second (default: 4 on a terminal, 0 = unpaced otherwise); installs run 8 "
           + "times faster than that"),
-      .init(
-        "json", [],
-        "one JSON object per event instead of the narration; the last line is the outcome, {\"event\": "
-          + "\"result\", \"exitStatus\": …, \"error\": …, \"catalog\": …, \"date\": …, \"installedSoftware\": …, "
-          + "\"update\": … | null, \"required\": …}, with the \"reader\" after an install"),
+      .json(
+        members: "\"catalog\": …, \"date\": …, \"installedSoftware\": …, \"update\": … | null, \"required\": …",
+        more: ", with the \"reader\" after an install"),
     ],
     exitStatuses: [
       (0, "checked (and installed)"), (64, "usage"),
@@ -185,14 +183,8 @@ private struct UpdateCheck {
       return fail("the catalog could not be read", error, fields)
     }
     let availability = UpdateAvailability(choosingFrom: manifest.releases, for: installed, at: session.date)
-    let decision = UpdatePolicy().decide(availability, at: session.date)
-    let required: Bool? =
-      switch decision {
-      case .upToDate: nil
-      case .optional: false
-      case .required: true
-      }
-    fields += [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+    let required = UpdateReport.required(availability, at: session.date)
+    fields += UpdateReport.fields(availability, required: required)
     report(reader, installed, availability, required: required == true, install: install)
     guard install, let update = availability.update else { return session.finish(.success(fields)) }
     return self.install(update, on: reader, releases: manifest.releases, dock: dock, fields)

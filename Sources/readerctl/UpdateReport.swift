@@ -4,6 +4,21 @@ import ReaderKit
 /// What `update` reports about a check and about the end of an install, in the same words for simulated
 /// readers and real ones (`update --bluez`), so the two forms cannot drift apart.
 enum UpdateReport {
+  /// Whether the update that applies is required at `date`; `nil` when none applies.
+  static func required(_ availability: UpdateAvailability, at date: Date) -> Bool? {
+    switch UpdatePolicy().decide(availability, at: date) {
+    case .upToDate: nil
+    case .optional: false
+    case .required: true
+    }
+  }
+
+  /// The check's fields in the outcome: the update that applies and whether it is required (`null`
+  /// both when none applies).
+  static func fields(_ availability: UpdateAvailability, required: Bool?) -> [(String, JSONValue)] {
+    [("update", availability.update?.json ?? .null), ("required", required.map(JSONValue.bool) ?? .null)]
+  }
+
   /// One line of the check's report: `prefix` is a table row's name column (empty for a sentence).
   struct Line: Equatable {
     var prefix = ""

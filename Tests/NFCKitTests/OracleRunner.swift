@@ -85,10 +85,7 @@ enum OracleRunner {
     try Data(input.utf8).write(to: inputFile)
     _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
 
-    let process = Process()
-    process.executableURL = python
-    process.arguments = [scripts.appendingPathComponent(script).path] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    let process = Process(python: scripts.appendingPathComponent(script), arguments, interpreter: python)
     let stdin = try FileHandle(forReadingFrom: inputFile)
     let stderr = try FileHandle(forWritingTo: errorFile)
     defer {

@@ -46,10 +46,7 @@ public final class VirtualCards: Sendable {
   public static let shared: Result<VirtualCards, Failure> = Result { () throws(Failure) in try start() }
 
   private static func start() throws(Failure) -> VirtualCards {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path]
-    process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    let process = Process(python: script)
     let stdin = Pipe()
     let stdout = Pipe()
     process.standardInput = stdin

@@ -9,10 +9,11 @@ import Foundation
 extension Process {
   /// Starts the process with no signal blocked, and throws what `run()` throws.
   ///
-  /// The test runner's threads block SIGTERM, SIGINT and SIGHUP, and a spawned child inherits the
-  /// mask of the thread that spawns it: a helper started with plain `run()` ignores `terminate()` and
-  /// the signals a test sends it. The calling thread's mask is cleared around the spawn and restored
-  /// after it, whether or not the spawn succeeds.
+  /// A spawned child inherits the signal mask of the thread that spawns it, and a test runner's
+  /// threads may block SIGTERM, SIGINT and SIGHUP: a helper started with such a mask ignores
+  /// `terminate()` and the signals a test sends it. The calling thread's mask is cleared around the
+  /// spawn and restored after it, whether or not the spawn succeeds. (Foundation's `Process` on Swift
+  /// 6.3 for Linux already gives the child an empty mask; this keeps it so where `Process` does not.)
   public func runWithSignalsUnblocked() throws {
     var empty = sigset_t()
     var previous = sigset_t()

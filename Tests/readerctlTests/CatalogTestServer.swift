@@ -36,10 +36,7 @@ final class CatalogTestServer {
     guard let python = PseudoTerminal.python else {
       throw Failure(description: "python3 is not on the PATH; the HTTP catalog tests need it")
     }
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [Self.script.path]
-    process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    process = Process(python: Self.script, interpreter: URL(fileURLWithPath: python))
     input = Pipe()
     let output = Pipe()
     process.standardInput = input

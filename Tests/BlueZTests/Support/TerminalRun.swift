@@ -11,7 +11,7 @@ final class TerminalRun: Sendable {
   let central: BlueZCentral
   let terminal: Terminal
   let scheduler = LiveScheduler(label: "BlueZTests")
-  private let log = EventLog()
+  private let log = Recorder<TerminalEvent.Kind>()
 
   /// Short windows so vanishing and staleness take a fraction of a second.
   static let configuration = BlueZConfiguration(
@@ -38,7 +38,7 @@ final class TerminalRun: Sendable {
     terminal.addEventObserver { [log] event in log.append(event.kind) }
   }
 
-  var events: [TerminalEvent.Kind] { log.events }
+  var events: [TerminalEvent.Kind] { log.values }
 
   /// Waits (without blocking a thread: the scheduler's timers need the cooperative pool) until an event
   /// satisfies `predicate`, within `timeout`, and returns it.
@@ -47,7 +47,7 @@ final class TerminalRun: Sendable {
     for what: String, after mark: Int = 0, timeout: Duration = .seconds(8),
     _ predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool
   ) async throws -> TerminalEvent.Kind {
-    guard let event = await log.first(where: predicate, after: mark, timeout: timeout, scheduler: scheduler) else {
+    guard let event = await log.first(after: mark, timeout: timeout, scheduler: scheduler, where: predicate) else {
       let names = events.map { "\($0)".prefix(60) }.joined(separator: "; ")
       throw BlueZPeer.Failure(description: "no \(what) within \(timeout); events: \(names)")
     }
@@ -105,56 +105,6 @@ final class TerminalRun: Sendable {
   func stop() {
     central.close()
     peer.stop()
-  }
-}
-
-/// Events in order, and the waiters for one that satisfies a predicate.
-final class EventLog: Sendable {
-  private struct Waiter {
-    let predicate: @Sendable (TerminalEvent.Kind) -> Bool
-    let continuation: CheckedContinuation<TerminalEvent.Kind?, Never>
-  }
-
-  private struct State {
-    var events: [TerminalEvent.Kind] = []
-    var waiters: [UInt64: Waiter] = [:]
-    var next: UInt64 = 0
-  }
-
-  private let state = Locked(State())
-
-  func append(_ event: TerminalEvent.Kind) {
-    let ready = state.withLock { state -> [Waiter] in
-      state.events.append(event)
-      let ids = state.waiters.filter { $0.value.predicate(event) }.map(\.key)
-      return ids.compactMap { state.waiters.removeValue(forKey: $0) }
-    }
-    for waiter in ready { waiter.continuation.resume(returning: event) }
-  }
-
-  var events: [TerminalEvent.Kind] { state.withLock { $0.events } }
-
-  /// The first event from index `mark` on, logged or to come, that satisfies `predicate`; nil after
-  /// `timeout` on `scheduler`.
-  func first(
-    where predicate: @escaping @Sendable (TerminalEvent.Kind) -> Bool, after mark: Int, timeout: Duration,
-    scheduler: any Scheduler
-  ) async -> TerminalEvent.Kind? {
-    await withCheckedContinuation { continuation in
-      let id = state.withLock { state -> UInt64? in
-        if let match = state.events.dropFirst(mark).first(where: predicate) {
-          continuation.resume(returning: match)
-          return nil
-        }
-        state.next += 1
-        state.waiters[state.next] = Waiter(predicate: predicate, continuation: continuation)
-        return state.next
-      }
-      guard let id else { return }
-      scheduler.schedule(after: timeout) { [self] in
-        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
-      }
-    }
   }
 }
 

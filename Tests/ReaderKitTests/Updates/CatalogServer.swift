@@ -58,10 +58,7 @@ final class CatalogServer: Sendable {
     .appendingPathComponent("Server/catalog_server.py")
 
   private static func start() throws(Failure) -> CatalogServer {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path, "--tls"]
-    process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
+    let process = Process(python: script, ["--tls"])
     let stdin = Pipe()
     let stdout = Pipe()
     process.standardInput = stdin
