@@ -51,13 +51,15 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   private typealias Machine = SimulatedReaderStateMachine
 
   /// One reader: its rules, and the work its timers have on the clock.
+  /// What an advertisement reads comes first, beside the machine's own first fields (stored properties are laid
+  /// out in order), so that it reads as few lines of an entry as it can.
   private struct Entry {
-    var machine: Machine
-    var advertising: ScheduledWork?
     /// What the advertising timer runs, made once for the reader's life and scheduled again at every
     /// advertisement (no closure made per advertisement). It holds the world weakly, since the world holds it;
     /// any other work of the world on the clock holds the world, as a scan's caller does.
     var advertise: @Sendable () -> Void
+    var advertising: ScheduledWork?
+    var machine: Machine
     var securityReboot: ScheduledWork?
     var idlePowerDown: ScheduledWork?
     var connect: ScheduledWork?
