@@ -7,13 +7,11 @@
 /// are put in order by signal strength (strongest first, ties by serial number) and reported only if
 /// the list differs from the last report in membership, order or details; a change in signal strength
 /// alone that keeps the order is not reported. So a burst of advertisements yields at most one
-/// update per interval, and an advertisement costs one dictionary lookup and an update in place (only
-/// its signal strength, when its details are those already recorded): nothing is ordered, copied or
-/// reported until the next tick. A tick costs time linear in the readers
+/// update per interval, and an advertisement costs one dictionary lookup and an update in place:
+/// nothing is ordered, copied or reported until the next tick. A tick costs time linear in the readers
 /// heard (see `NearestFirstOrder`), and makes a new list only when there is something to report: the last
 /// report rearranged in place, where a reader keeps its value (only its signal strength is set) unless it was
-/// heard since with other details, so an unchanged reader costs no copy, retain or release, and its details
-/// are not even compared.
+/// heard since with other details, so an unchanged reader costs no copy, retain or release.
 package struct DiscoveryStateMachine {
   package enum Timer: Hashable, Sendable {
     case tick
@@ -97,10 +95,9 @@ package struct DiscoveryStateMachine {
   /// For each sighting, the scan report that last carried it and its place there: a report numbered
   /// `reportNumber` when it was made, so that a later one, or another run's, never matches by mistake.
   private var reportedAt: [(report: UInt64, position: Int)] = []
-  /// For each sighting, whether it was heard with other details (see `sameRecordedDetails`) since the last scan
-  /// report it is in (or since it was first heard): only those can have other details than they have there, so
-  /// a report looks at no other reader's details.
-  private var changedSinceReport: [Bool] = []
+  /// For each sighting, whether it was heard since the last scan report it is in (or since it was first
+  /// heard): only those can have changed details, so a report looks at no other reader's details.
+  private var heardSinceReport: [Bool] = []
   private var reportNumber: UInt64 = 0
   /// The scan's report order, and the buffer it is worked out in.
   private var nearestFirst = NearestFirstOrder()
@@ -158,19 +155,14 @@ package struct DiscoveryStateMachine {
   /// Records an advertisement: one update of the sightings table, nothing else.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
     if let index = sightingIndex[advertisement.serialNumber] {
-      if Self.sameRecordedDetails(sightings[index].advertisement, advertisement) {
-        // What the sighting holds equals the advertisement but for its signal strength: no copy, retain or release.
-        sightings[index].advertisement.signalStrength = advertisement.signalStrength
-      } else {
-        sightings[index].advertisement = advertisement
-        changedSinceReport[index] = true
-      }
+      sightings[index].advertisement = advertisement
       sightings[index].lastSeen = now
+      heardSinceReport[index] = true
     } else {
       sightingIndex[advertisement.serialNumber] = sightings.count
       sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
       reportedAt.append((0, 0))
-      changedSinceReport.append(true)
+      heardSinceReport.append(true)
     }
   }
 
@@ -239,12 +231,6 @@ package struct DiscoveryStateMachine {
     return [.disarm(.tick), .disarm(.timeout), .disarm(.proximityDetails), .stopScan, .finish(error)]
   }
 
-  /// Whether `recorded` and `heard`, two advertisements of one reader, are equal but for their signal strength.
-  private static func sameRecordedDetails(_ recorded: borrowing Advertisement, _ heard: borrowing Advertisement) -> Bool
-  {
-    recorded.deviceType == heard.deviceType && recorded.info == heard.info
-  }
-
   /// The smallest step of a `Duration`.
   private static let attosecond = Duration(secondsComponent: 0, attosecondsComponent: 1)
 
@@ -280,10 +266,10 @@ package struct DiscoveryStateMachine {
       signal: { sightings[$0].advertisement.signalStrength }, isCandidate: { sightings[$0].lastSeen >= heardFrom },
       into: &order)
     if let previous = run.lastReport {
-      // Only a reader heard with other details since the last report can have other details than it has there.
+      // Only a reader heard since the last report can have other details than it has there.
       let unchanged =
         order == run.lastOrder
-        && Self.sameDetails(previous, order: order, sightings: sightings, changed: changedSinceReport, run.simulated)
+        && Self.sameDetails(previous, order: order, sightings: sightings, heard: heardSinceReport, run.simulated)
       if unchanged { return [] }
     } else if order.isEmpty {
       return []
@@ -294,15 +280,15 @@ package struct DiscoveryStateMachine {
     (self.source, self.kept) = ([], [])  // Taken out while they change, so they are not copied.
     Self.rearrange(
       &readers, order: order, lastNumber: run.lastReportNumber, sightings: sightings, reportedAt: reportedAt,
-      changed: changedSinceReport, simulated: run.simulated, source: &source, kept: &kept)
+      heard: heardSinceReport, simulated: run.simulated, source: &source, kept: &kept)
     (self.source, self.kept) = (source, kept)
     reportNumber += 1
     let number = reportNumber
     reportedAt.withUnsafeMutableBufferPointer { reportedAt in
-      changedSinceReport.withUnsafeMutableBufferPointer { changed in
+      heardSinceReport.withUnsafeMutableBufferPointer { heard in
         for (position, index) in order.enumerated() {
           reportedAt[index] = (number, position)
-          changed[index] = false
+          heard[index] = false
         }
       }
     }
@@ -314,13 +300,13 @@ package struct DiscoveryStateMachine {
     return [.report(readers)]
   }
 
-  /// Whether every reader of `report` (in `order`) has the details of its sighting; only those `changed` since
-  /// the report are compared, the others cannot differ.
+  /// Whether every reader of `report` (in `order`) has the details of its sighting; only those `heard` since
+  /// the report are compared, the others cannot have changed.
   private static func sameDetails(
-    _ report: [Reader], order: [Int], sightings: [Sighting], changed: [Bool], _ simulated: Bool
+    _ report: [Reader], order: [Int], sightings: [Sighting], heard: [Bool], _ simulated: Bool
   ) -> Bool {
     report.withUnsafeBufferPointer { report in
-      for (position, index) in order.enumerated() where changed[index] {
+      for (position, index) in order.enumerated() where heard[index] {
         guard hasDetails(report.baseAddress! + position, ofSighting: index, in: sightings, simulated: simulated)
         else { return false }
       }
@@ -330,14 +316,14 @@ package struct DiscoveryStateMachine {
 
   /// Makes `readers`, the last report (numbered `lastNumber`), into the report of the readers `order` lists, in
   /// place: a reader it carries is moved to its new place and given its new signal strength, and is built again
-  /// only when it `changed` since and has other details; a reader it does not carry is built, and one that left
+  /// only when it was `heard` since with other details; a reader it does not carry is built, and one that left
   /// is dropped. When nothing else holds `readers` (the app let go of the last report), no `Reader` is copied,
   /// retained or released for a reader whose details did not change, which is what makes a report cost little
   /// per reader when most are unchanged. When the app still holds it, the first change copies it, and the
   /// app's copy stays as it was. `source` and `kept` are working buffers.
   private static func rearrange(
     _ readers: inout [Reader], order: [Int], lastNumber: UInt64?, sightings: [Sighting],
-    reportedAt: [(report: UInt64, position: Int)], changed: [Bool], simulated: Bool, source: inout [Int],
+    reportedAt: [(report: UInt64, position: Int)], heard: [Bool], simulated: Bool, source: inout [Int],
     kept: inout [Bool]
   ) {
     let reported = readers.count
@@ -357,7 +343,7 @@ package struct DiscoveryStateMachine {
       for (place, index) in order.enumerated() where source[place] < reported {
         let reader = readers.baseAddress! + source[place]
         let signal = sightings[index].advertisement.signalStrength
-        if changed[index] && !hasDetails(reader, ofSighting: index, in: sightings, simulated: simulated) {
+        if heard[index] && !hasDetails(reader, ofSighting: index, in: sightings, simulated: simulated) {
           reader.pointee = Self.reader(from: sightings[index].advertisement, simulated: simulated, detailed: true)
         } else if reader.pointee.signalStrength != signal {
           reader.pointee.signalStrength = signal
