@@ -14,6 +14,18 @@ struct MessageParser {
   let depth: Int
   /// Maps a local offset to the offset reported in errors.
   let absolute: ErrorOffsets
+  /// The typed views built while payloads are checked (with ``NDEFDecodingOptions/validatesWellKnownPayloads``).
+  var building: Building = .nothing
+
+  /// Which typed views the parser builds from the payloads it checks, instead of only checking them.
+  enum Building {
+    /// None: payloads are only checked (the decoder's `decode`).
+    case nothing
+    /// Text and URI values; Smart Posters are only checked (inside a Smart Poster being read).
+    case textAndURI
+    /// Text, URI and Smart Poster values (the decoder's `decodeTyped`).
+    case all
+  }
 
   /// The number of bytes in `input`.
   private var count: Int { input.count }
@@ -36,6 +48,17 @@ struct MessageParser {
   ///
   /// - Parameter budget: records that may still be read (shared with nested messages); decremented per chunk.
   func parseMessage(budget: inout Int) throws(NDEFError) -> [NDEFRecord] {
+    var values = DiscardedRecordValues()
+    return try parseMessage(budget: &budget, values: &values)
+  }
+
+  /// Parses the whole buffer as one message, handing `values` the typed view of each record (see
+  /// ``building``) as soon as its payload has been checked.
+  ///
+  /// - Parameter budget: records that may still be read (shared with nested messages); decremented per chunk.
+  func parseMessage<Values: RecordValueSink>(budget: inout Int, values: inout Values) throws(NDEFError)
+    -> [NDEFRecord]
+  {
     guard depth <= options.effectiveMaxNestingDepth else {
       throw failure(
         .nestingTooDeep, "Smart Posters nest \(depth) deep", at: 0,
@@ -53,6 +76,7 @@ struct MessageParser {
     // Room for a few records without looking ahead (most messages are short); a message with more is
     // measured when the array is full, so it is allocated once more, to its exact size.
     records.reserveCapacity(min(Self.recordsReservedUpFront, count / 3, budget))
+    values.reserve(records.capacity)
     var position = 0
     while true {
       let index = records.count
@@ -95,10 +119,12 @@ struct MessageParser {
       }
       if options.validatesWellKnownPayloads {
         do {
-          try validateWellKnownPayload(of: record, header: header, budget: &budget)
+          values.take(try validateWellKnownPayload(of: record, header: header, budget: &budget))
         } catch {
           throw depth > 0 ? error.naming(record: index, depth: depth) : error
         }
+      } else {
+        values.take(.none)
       }
       records.append(consume record)
       position = last.end
@@ -396,28 +422,39 @@ struct MessageParser {
     absolute(localOffset(ofPayloadByte: index, recordStart: start(ofRecord: record)))
   }
 
-  /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input.
+  /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input;
+  /// returns the typed view of the record when ``building`` asks for it, built by that same parse.
   private func validateWellKnownPayload(of record: NDEFRecord, header: RecordHeader, budget: inout Int)
-    throws(NDEFError)
+    throws(NDEFError) -> NDEFRecordValue
   {
-    guard record.typeNameFormat == .nfcWellKnown, record.type.count <= 2 else { return }
+    guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return .none }
     if record.isWellKnown(UInt8(ascii: "T")) {
       do {
-        try TextRecord.check(record.payload) { $0 }
+        guard building != .nothing else {
+          try TextRecord.check(record.payload) { $0 }
+          return .none
+        }
+        return .text(try TextRecord.parse(record.payload) { $0 })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
     } else if record.isWellKnown(UInt8(ascii: "U")) {
       do {
-        try URIRecord.check(record.payload) { $0 }
+        guard building != .nothing else {
+          try URIRecord.check(record.payload) { $0 }
+          return .none
+        }
+        return .uri(try URIRecord.parse(record.payload) { $0 })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
     } else if record.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p")) {
-      _ = try SmartPosterRecord.parse(
+      let poster = try SmartPosterRecord.parse(
         record.payload, options: options, depth: depth + 1, budget: &budget, offset: payloadOffsets(of: header),
-        building: false)
+        building: building == .all)
+      return poster.map(NDEFRecordValue.smartPoster) ?? .none
     }
+    return .none
   }
 }
 

@@ -51,6 +51,31 @@ public struct NDEFDecoder: Sendable {
     return NDEFMessage(validated: try parser.parseMessage(budget: &budget))
   }
 
+  /// Decodes one message that fills `bytes` exactly and reads its Text, URI and Smart Poster records, in one
+  /// pass: the parse that checks each of those payloads also builds its value, which is kept.
+  ///
+  /// The message is the one ``decode(_:)-([UInt8])`` returns with the well-known payload checks on (they are
+  /// on here whatever ``NDEFDecodingOptions/validatesWellKnownPayloads`` says: the values are built by them),
+  /// and each value equals the record's typed view (``TextRecord/init(_:)``, ``URIRecord/init(_:)``,
+  /// ``SmartPosterRecord/init(_:options:)`` with these options).
+  ///
+  /// - Throws: ``NDEFError``, the same as ``decode(_:)-([UInt8])`` with the well-known checks on; `offset`
+  ///   counts from `bytes[0]`.
+  ///
+  /// ```swift
+  /// let typed = try NDEFDecoder().decodeTyped(bytes)
+  /// if case .uri(let link) = typed.values[0] { print(link.uri) }
+  /// ```
+  public func decodeTyped(_ bytes: [UInt8]) throws(NDEFError) -> NDEFTypedMessage {
+    var options = options
+    options.validatesWellKnownPayloads = true
+    let parser = MessageParser(input: bytes[...], options: options, depth: 0, absolute: .identity, building: .all)
+    var budget = options.effectiveMaxRecords
+    var values: [NDEFRecordValue] = []
+    let records = try parser.parseMessage(budget: &budget, values: &values)
+    return NDEFTypedMessage(message: NDEFMessage(validated: records), values: values)
+  }
+
   /// Decodes one message that fills `bytes` exactly, e.g. the payload of a record.
   ///
   /// - Throws: ``NDEFError``; `offset` counts from `bytes[0]`.

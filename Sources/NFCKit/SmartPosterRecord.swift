@@ -125,12 +125,21 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
   /// Parses a Smart Poster payload as a nested message at `depth`; `offset` maps payload indices to the
   /// offsets reported in errors. With `building` false it only checks (the decoder's check) and returns nil.
+  ///
+  /// With the well-known checks on, the parse of the nested message that checks its URI and Text payloads
+  /// also builds their values, once; the rules of a Smart Poster are checked after the whole nested message
+  /// has parsed, so its structural errors come first.
   static func parse(
     _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
     building: Bool = true
   ) throws(NDEFError) -> SmartPosterRecord? {
-    let parser = MessageParser(input: payload.storage, options: options, depth: depth, absolute: offset)
-    let records = try parser.parseMessage(budget: &budget)
+    // With the well-known checks on, the parser has checked the Text and URI payloads already.
+    let checked = options.validatesWellKnownPayloads
+    let parser = MessageParser(
+      input: payload.storage, options: options, depth: depth, absolute: offset,
+      building: building && checked ? .textAndURI : .nothing)
+    var parts = Parts()
+    let records = try parser.parseMessage(budget: &budget, values: &parts)
 
     func violation(_ message: String, record index: Int, expected: String) -> NDEFError {
       NDEFError(
@@ -144,8 +153,6 @@ public struct SmartPosterRecord: Hashable, Sendable {
     var seenSize = false
     var seenType = false
     var languages = TitleLanguages()
-    // With the well-known checks on, the parser has checked the Text and URI payloads already.
-    let checked = options.validatesWellKnownPayloads
     /// An error of a typed payload check, which reports offsets in the payload, as the decoder reports it.
     func failure(_ error: NDEFError, record index: Int) -> NDEFError {
       error.mappingOffset { parser.offset(ofPayloadByte: $0, record: index) }.naming(record: index, depth: depth)
@@ -159,8 +166,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         }
         seenURI = true
         do {
-          if building {
-            poster.uri = checked ? URIRecord(checked: record.payload) : try URIRecord.parse(record.payload) { $0 }
+          if building && !checked {
+            poster.uri = try URIRecord.parse(record.payload) { $0 }
           } else if !checked {
             try URIRecord.check(record.payload) { $0 }
           }
@@ -169,8 +176,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         }
       } else if record.isWellKnown(UInt8(ascii: "T")) {
         do {
-          if building {
-            poster.titles.append(try TextRecord.parse(record.payload, checked: checked) { $0 })
+          if building && !checked {
+            poster.titles.append(try TextRecord.parse(record.payload) { $0 })
           } else if !checked {
             try TextRecord.check(record.payload) { $0 }
           }
@@ -232,7 +239,35 @@ public struct SmartPosterRecord: Hashable, Sendable {
         .invalidSmartPoster, "the Smart Poster has no URI record", offset: offset(0),
         expected: "exactly one URI record", context: ["depth": String(depth)])
     }
-    return building ? poster : nil
+    guard building else { return nil }
+    if checked, let uri = parts.uri {
+      // The values the parser built: the only URI, and every title in order.
+      poster.uri = uri
+      poster.titles = parts.titles
+    }
+    return poster
+  }
+
+  /// The URI and Text values the parser of the nested message builds as it checks their payloads.
+  private struct Parts: RecordValueSink {
+    var uri: URIRecord?
+    var titles: [TextRecord] = []
+    /// Room for this many titles is made at the first one.
+    private var roomForTitles = 0
+
+    mutating func reserve(_ count: Int) { roomForTitles = count }
+
+    mutating func take(_ value: NDEFRecordValue) {
+      switch value {
+      case .uri(let value):
+        if uri == nil { uri = value }
+      case .text(let value):
+        if titles.isEmpty { titles.reserveCapacity(roomForTitles) }
+        titles.append(value)
+      case .smartPoster, .none:
+        break
+      }
+    }
   }
 }
 

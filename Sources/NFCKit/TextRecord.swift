@@ -107,14 +107,14 @@ public struct TextRecord: Hashable, Sendable {
     try NDEFRecord(typeNameFormat: .nfcWellKnown, type: [0x54], identifier: identifier, payload: payload())
   }
 
-  /// Parses a Text payload; `offset` maps payload indices to the offsets reported in errors. With `checked`
-  /// the payload has passed ``check(_:offset:)`` already, so UTF-8 text is not checked again.
-  static func parse(_ payload: NDEFBytes, checked: Bool = false, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
+  /// Parses a Text payload, checking it as ``check(_:offset:)`` does; `offset` maps payload indices to the
+  /// offsets reported in errors.
+  static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
     let layout = try Layout(payload, offset: offset)
     let body = payload[layout.textStart..<payload.count]
     let outcome =
       layout.encoding == .utf8
-      ? (checked ? .valid(String(decoding: body.storage, as: UTF8.self)) : UnicodeValidation.decodeUTF8(body))
+      ? UnicodeValidation.decodeUTF8(body)
       : UnicodeValidation.decodeUTF16(body, bigEndian: layout.encoding != .utf16LittleEndianWithBOM)
     switch outcome {
     case .valid(let text):

@@ -146,8 +146,8 @@ private enum NDEFBenchmarkTimer {
   enum Work {
     /// `NDEFDecoder().decode`, well-known payloads checked (the default options).
     case decode
-    /// `decode`, then the Text, URI and Smart Poster values of the records, strings included, and the type
-    /// names of the other records.
+    /// `decodeTyped` (the Text, URI and Smart Poster values built by the pass that checks them), each value's
+    /// strings read, and the type names of the other records.
     case decodeTyped
     /// `decode` without the well-known payload checks.
     case decodeStructure
@@ -175,17 +175,27 @@ private enum NDEFBenchmarkTimer {
           }
           precondition(records > 0, "benchmark corpus must decode")
           sink &+= records &+ Int(truncatingIfNeeded: sum)
-        case .decode, .decodeTyped, .decodeStructure:
+        case .decode, .decodeStructure:
           guard let message = try? decoder.decode(bytes) else { preconditionFailure("benchmark corpus must decode") }
           sink &+= message.records.count
           // Each record read where it lies: `for record in records` or `records[index]` would copy it (a
           // retain and a release more per use).
           message.records.withUnsafeBufferPointer { records in
             for index in records.indices {
-              let kind = work == .decodeStructure ? .other : Kind(of: records[index])
               // The decoder read the Text, URI and Smart Poster payloads; read the others.
-              if kind == .other { sink &+= sum(records[index].payload) }
-              if work == .decodeTyped { sink &+= typedView(of: records[index], kind: kind) }
+              if work == .decodeStructure || Kind(of: records[index]) == .other {
+                sink &+= sum(records[index].payload)
+              }
+            }
+          }
+        case .decodeTyped:
+          guard let typed = try? decoder.decodeTyped(bytes) else {
+            preconditionFailure("benchmark corpus must decode")
+          }
+          sink &+= typed.records.count
+          typed.records.withUnsafeBufferPointer { records in
+            typed.values.withUnsafeBufferPointer { values in
+              for index in records.indices { sink &+= use(values[index], of: records[index]) }
             }
           }
         }
@@ -259,21 +269,23 @@ private enum NDEFBenchmarkTimer {
     }
   }
 
-  /// Builds the typed value of a record as ndeflib's decoder does (the Text, URI or Smart Poster value, or
-  /// the type name as a string); returns something derived from it so that the work is kept.
-  private static func typedView(of record: NDEFRecord, kind: Kind) -> Int {
-    // The decoder checked these payloads, so the typed views cannot fail.
-    switch kind {
-    case .text:
-      return (try? TextRecord(record))?.text.utf8.count ?? 0
-    case .uri:
-      return (try? URIRecord(record))?.uri.utf8.count ?? 0
-    case .smartPoster:
-      guard let poster = try? SmartPosterRecord(record) else { return 0 }
-      return poster.uri.uri.utf8.count &+ poster.titles.reduce(0) { $0 &+ $1.text.utf8.count }
-    case .other:
+  /// Reads the typed value `decodeTyped` built for a record, as ndeflib's decoder builds one: the Text, URI or
+  /// Smart Poster value with its strings (the whole URI included), or, for the other records, the type name
+  /// as a string and every payload byte (which the decoder did not read); returns something derived from
+  /// them so that the work is kept.
+  private static func use(_ value: NDEFRecordValue, of record: NDEFRecord) -> Int {
+    switch value {
+    case .text(let text):
+      return text.text.utf8.count &+ text.languageCode.utf8.count
+    case .uri(let uri):
+      return uri.uri.utf8.count
+    case .smartPoster(let poster):
+      var total = poster.uri.uri.utf8.count
+      for title in poster.titles { total &+= title.text.utf8.count &+ title.languageCode.utf8.count }
+      return total
+    case .none:
       let name = record.mediaType ?? record.externalType ?? record.absoluteURI ?? ""
-      return name.utf8.count
+      return name.utf8.count &+ sum(record.payload)
     }
   }
 

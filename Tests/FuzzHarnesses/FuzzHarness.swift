@@ -75,11 +75,24 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
 
   private static func ndef(_ bytes: [UInt8]) throws(FuzzViolation) {
     let options = NDEFDecodingOptions()
-    guard let message = try? NDEFDecoder(options: options).decode(bytes) else { return }
-    for record in message.records {
-      _ = try? TextRecord(record)
-      _ = try? URIRecord(record)
-      _ = try? SmartPosterRecord(record, options: options)
+    let decoded = Result { () throws(NDEFError) in try NDEFDecoder(options: options).decode(bytes) }
+    let typed = Result { () throws(NDEFError) in try NDEFDecoder(options: options).decodeTyped(bytes) }
+    guard case .success(let message) = decoded else {
+      guard case .failure(let typedError) = typed, case .failure(let error) = decoded, typedError == error else {
+        throw FuzzViolation("decodeTyped does not fail as decode does")
+      }
+      return
+    }
+    guard case .success(let typedMessage) = typed, typedMessage.message == message,
+      typedMessage.values.count == message.records.count
+    else { throw FuzzViolation("decodeTyped does not decode the message decode does") }
+    for (record, value) in zip(message.records, typedMessage.values) {
+      let text = try? TextRecord(record)
+      let uri = try? URIRecord(record)
+      let poster = try? SmartPosterRecord(record, options: options)
+      let expected: NDEFRecordValue =
+        text.map { .text($0) } ?? uri.map { .uri($0) } ?? poster.map { .smartPoster($0) } ?? .none
+      guard value == expected else { throw FuzzViolation("decodeTyped's value of \(record) is not its typed view") }
     }
     let encoded = NDEFEncoder().encode(message)
     guard let again = try? NDEFDecoder(options: options).decode(encoded) else {
