@@ -22,6 +22,14 @@ final class SessionCore: @unchecked Sendable {
     var observers: ObserverRegistry<NFCReaderEvent>?
     /// The last event is out: no observer is kept or taken any more.
     var finished = false
+
+    /// `didBecomeActive` is out: ready, unless the app invalidated the session meanwhile.
+    mutating func becomeReady() {
+      if phase == .begun { phase = .ready }
+    }
+
+    /// `didInvalidate` is out.
+    mutating func becomeInvalidated() { phase = .invalidated }
   }
 
   let id: UInt64

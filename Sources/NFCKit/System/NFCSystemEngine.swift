@@ -179,8 +179,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     case .dismissSheet(let message):
       radio.dismissSheet(errorMessage: message)
     case .didBecomeActive:
-      // Ready unless the app invalidated it meanwhile.
-      publish(.didBecomeActive, of: core) { if $0.phase == .begun { $0.phase = .ready } }
+      publish(.didBecomeActive, of: core) { $0.becomeReady() }
       deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
     case .didDetectNDEFs(let messages):
       publish(.didDetectNDEFs(messages), of: core)
@@ -197,7 +196,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     case .complete(let op, let outcome):
       if let completion = core.completions.removeValue(forKey: op) { core.delivery.run { completion(outcome) } }
     case .didInvalidate(let error):
-      publish(.didInvalidate(error), of: core) { $0.phase = .invalidated }
+      publish(.didInvalidate(error), of: core) { $0.becomeInvalidated() }
       deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
     }
   }
