@@ -1,11 +1,16 @@
 /// Where ``MessageParser`` hands the typed view of each record it has checked, as it goes: the decoder's list
-/// of values, the parts of a Smart Poster being read, or nowhere.
+/// of values, the parts of a Smart Poster being read, or nowhere. One call per record, in order.
 protocol RecordValueSink {
   /// Called once before the first record, with the number of records the message has room for.
   mutating func reserve(_ count: Int)
-  /// The value of the record just checked, in order (``NDEFRecordValue/none`` when it has no view or the
-  /// parser does not build one).
-  mutating func take(_ value: NDEFRecordValue)
+  /// The value of a Text record.
+  mutating func take(text: consuming TextRecord)
+  /// The value of a URI record.
+  mutating func take(uri: consuming URIRecord)
+  /// The value of a Smart Poster record.
+  mutating func take(smartPoster: consuming SmartPosterRecord)
+  /// A record without a value: not a Text, URI or Smart Poster record, or one the parser only checks.
+  mutating func takeNone()
 }
 
 /// Drops every value (the parser then builds none).
@@ -15,10 +20,47 @@ struct DiscardedRecordValues: RecordValueSink {
   private var unused: UInt8 = 0
 
   mutating func reserve(_ count: Int) {}
-  mutating func take(_ value: NDEFRecordValue) {}
+  mutating func take(text: consuming TextRecord) {}
+  mutating func take(uri: consuming URIRecord) {}
+  mutating func take(smartPoster: consuming SmartPosterRecord) {}
+  mutating func takeNone() {}
 }
 
 extension Array: RecordValueSink where Element == NDEFRecordValue {
   mutating func reserve(_ count: Int) { reserveCapacity(count) }
-  mutating func take(_ value: NDEFRecordValue) { append(value) }
+  mutating func take(text: consuming TextRecord) { append(.text(text)) }
+  mutating func take(uri: consuming URIRecord) { append(.uri(uri)) }
+  mutating func take(smartPoster: consuming SmartPosterRecord) { append(.smartPoster(smartPoster)) }
+  mutating func takeNone() { append(.none) }
+}
+
+/// Where ``MessageParser`` puts each record once it and its typed view have been handed on: an array, or
+/// the reader of a Smart Poster, which takes the records apart as they come.
+protocol RecordCollector {
+  /// The records there is room for; when that many have come, the parser calls ``reserveCapacity(_:)`` with
+  /// the number it expects in all.
+  var capacity: Int { get }
+  /// Makes room for `count` records in all.
+  mutating func reserveCapacity(_ count: Int)
+  /// The next record, in order.
+  mutating func append(_ record: NDEFRecord)
+}
+
+extension Array: RecordCollector where Element == NDEFRecord {}
+
+/// The records of a message in an array, and their values handed to another sink.
+struct RecordsAndValues<Values: RecordValueSink>: RecordValueSink, RecordCollector {
+  var records: [NDEFRecord] = []
+  var values: Values
+
+  init(values: Values) { self.values = values }
+
+  var capacity: Int { records.capacity }
+  mutating func reserveCapacity(_ count: Int) { records.reserveCapacity(count) }
+  mutating func append(_ record: NDEFRecord) { records.append(record) }
+  mutating func reserve(_ count: Int) { values.reserve(count) }
+  mutating func take(text: consuming TextRecord) { values.take(text: text) }
+  mutating func take(uri: consuming URIRecord) { values.take(uri: uri) }
+  mutating func take(smartPoster: consuming SmartPosterRecord) { values.take(smartPoster: smartPoster) }
+  mutating func takeNone() { values.takeNone() }
 }
