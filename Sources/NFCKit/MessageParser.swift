@@ -139,7 +139,7 @@ struct MessageParser {
       } else {
         reader.takeNone()
       }
-      reader.append(record)
+      reader.append(consume record)
       position = last.end
       if last.messageEnd {
         guard position == count else {

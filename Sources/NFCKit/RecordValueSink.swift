@@ -43,7 +43,7 @@ protocol RecordCollector {
   /// Makes room for `count` records in all.
   mutating func reserveCapacity(_ count: Int)
   /// The next record, in order.
-  mutating func append(_ record: NDEFRecord)
+  mutating func append(_ record: consuming NDEFRecord)
 }
 
 extension Array: RecordCollector where Element == NDEFRecord {}
@@ -57,7 +57,7 @@ struct RecordsAndValues<Values: RecordValueSink>: RecordValueSink, RecordCollect
 
   var capacity: Int { records.capacity }
   mutating func reserveCapacity(_ count: Int) { records.reserveCapacity(count) }
-  mutating func append(_ record: NDEFRecord) { records.append(record) }
+  mutating func append(_ record: consuming NDEFRecord) { records.append(record) }
   mutating func reserve(_ count: Int) { values.reserve(count) }
   mutating func take(text: consuming TextRecord) { values.take(text: text) }
   mutating func take(uri: consuming URIRecord) { values.take(uri: uri) }

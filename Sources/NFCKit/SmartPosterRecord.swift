@@ -227,7 +227,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func takeNone() {}
 
-    mutating func append(_ record: NDEFRecord) {
+    mutating func append(_ record: consuming NDEFRecord) {
       defer { index += 1 }
       guard broken == nil else { return }
       if record.isWellKnown(UInt8(ascii: "U")) {
