@@ -11,9 +11,9 @@ import Testing
 
 /// Runs the built `readerctl` as a child process and collects what it printed and its exit status.
 ///
-/// Output goes to files rather than pipes, so a chatty child never blocks on a full pipe; a
-/// watchdog kills the child with SIGKILL when it outlives `timeout`; the test runner's blocked
-/// signal mask is cleared around the spawn so the child starts with a normal one.
+/// Output goes to files rather than pipes, so a chatty child never blocks on a full pipe; a child that
+/// outlives `timeout` is killed (SIGTERM, then SIGKILL); the test runner's blocked signal mask is
+/// cleared around the spawn so the child starts with a normal one.
 struct ReaderctlProcess {
   struct Result {
     var status: Int32
@@ -21,6 +21,8 @@ struct ReaderctlProcess {
     var stderr: String
     /// How long the process took to end after `interruptWhen` sent it SIGINT.
     var stoppedAfterInterrupt: Duration?
+    /// How long the process ran, from its start to its end (not counting the wait for its turn).
+    var elapsed: Duration
 
     /// Whether this is how a usage error ends a command: status 64, nothing on standard output, and on
     /// standard error exactly two lines, the error and `see 'readerctl <command> --help'`.
@@ -56,15 +58,37 @@ struct ReaderctlProcess {
   }()
 
   /// Runs `readerctl arguments…` with `input` on standard input; with `interruptAfter`, sends SIGINT
-  /// (Ctrl-C) once standard output contains that text. `standardOutput` and `standardError` replace the
-  /// files that collect them (`/dev/full`, a pipe nobody reads); the descriptors in `closing` are
-  /// closed when `readerctl` starts (`>&-`), through `/bin/sh`.
+  /// (Ctrl-C) once standard output contains that text; with `interruptWhen`, once that holds (asked
+  /// every `checkingEvery`).
+  /// `standardOutput` and `standardError` replace the files that collect them (`/dev/full`, a pipe
+  /// nobody reads); the descriptors in `closing` are closed when `readerctl` starts (`>&-`), through
+  /// `/bin/sh`.
+  ///
+  /// Every wait (for the marker, the condition, the exit) happens off the cooperative pool, so a run
+  /// never holds one of its threads; runs take turns through `ChildProcessGate.shared` (as many at once
+  /// as there are cores); a run that outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and
+  /// throws a `Failure` naming it.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
-    interruptAfter marker: String? = nil, interruptWhen ready: (() -> Bool)? = nil,
-    standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
+    interruptAfter marker: String? = nil, interruptWhen ready: (@Sendable () -> Bool)? = nil,
+    checkingEvery interval: Duration = .milliseconds(10), standardOutput: FileHandle? = nil,
+    standardError: FileHandle? = nil,
     closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
-  ) throws -> Result {
+  ) async throws -> Result {
+    try await ChildProcessGate.shared.withPermit {
+      try await runNow(
+        arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
+        interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
+        closing: closing,
+        asNobody: asNobody, program: program)
+    }
+  }
+
+  private static func runNow(
+    _ arguments: [String], input: [UInt8], environment: [String: String], timeout: Double,
+    interruptAfter marker: String?, interruptWhen ready: (@Sendable () -> Bool)?, checkingEvery interval: Duration,
+    standardOutput: FileHandle?, standardError: FileHandle?, closing: [Int32], asNobody: Bool, program: String
+  ) async throws -> Result {
     let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -101,38 +125,32 @@ struct ReaderctlProcess {
       throw Failure(description: "cannot start \(executable.path): \(error)")
     }
     let pid = process.processIdentifier
-    let finished = Locked(false)
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-      if finished.withLock({ !$0 }) { kill(pid, SIGKILL) }
-    }
+    let started = ContinuousClock.now
+    let deadline = started + .seconds(timeout)
     if let marker {
       // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
-      while process.isRunning {
-        if let text = try? String(contentsOf: files[1], encoding: .utf8), text.contains(marker) {
-          kill(pid, SIGINT)
-          break
-        }
-        usleep(20_000)
+      let printed: @Sendable () -> Bool = {
+        (try? String(contentsOf: files[1], encoding: .utf8))?.contains(marker) == true
       }
+      _ = await eventually(within: deadline - .now, every: .milliseconds(20)) { printed() || !process.isRunning }
+      if printed() { kill(pid, SIGINT) }
     }
     var interruptedAt: ContinuousClock.Instant?
     if let ready {
-      while process.isRunning, !ready() { usleep(10_000) }
+      _ = await eventually(within: deadline - .now, every: interval) { !process.isRunning || ready() }
       interruptedAt = .now
       kill(pid, SIGINT)
     }
-    process.waitUntilExit()
-    let stoppedAfterInterrupt = interruptedAt.map { ContinuousClock.now - $0 }
-    let timedOut = finished.withLock { done -> Bool in
-      defer { done = true }
-      return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
-    }
-    if timedOut {
+    do {
+      try await process.exit(within: max(deadline - .now, .zero))
+    } catch is ChildProcessTimeout {
       throw Failure(description: "readerctl \(arguments.joined(separator: " ")) was killed after \(timeout) s")
     }
+    let ended = ContinuousClock.now
     return Result(
       status: process.terminationStatus, stdout: try String(contentsOf: files[1], encoding: .utf8),
-      stderr: try String(contentsOf: files[2], encoding: .utf8), stoppedAfterInterrupt: stoppedAfterInterrupt)
+      stderr: try String(contentsOf: files[2], encoding: .utf8),
+      stoppedAfterInterrupt: interruptedAt.map { ended - $0 }, elapsed: ended - started)
   }
 
   /// `setpriv` (util-linux), which runs `readerctl` as `nobody` for `asNobody` when the tests run as root.

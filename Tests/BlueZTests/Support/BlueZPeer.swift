@@ -74,14 +74,12 @@ final class BlueZPeer: Sendable {
   }
 
   /// The permits to start a peer.
-  static let gate = PeerGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
+  static let gate = ChildProcessGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
   /// Runs `work` (which blocks: it starts processes and waits for them) on a thread of its own, so the
   /// cooperative pool, which the tests' schedulers need, is never held while it waits.
   static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
+    try await TestSupport.offPool(work)
   }
 
   private static func startNow(adapter: Bool, deniedInterface: String?) throws -> BlueZPeer {
@@ -308,29 +306,5 @@ final class BlueZPeer: Sendable {
     .methodCall(
       destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: member, body: body)
-  }
-}
-
-/// A counting semaphore for tasks: `acquire` waits (without holding a thread) until a permit is free.
-actor PeerGate {
-  private var available: Int
-  private var waiters: [CheckedContinuation<Void, Never>] = []
-
-  init(width: Int) { available = width }
-
-  func acquire() async {
-    if available > 0 {
-      available -= 1
-      return
-    }
-    await withCheckedContinuation { waiters.append($0) }
-  }
-
-  func release() {
-    if waiters.isEmpty {
-      available += 1
-    } else {
-      waiters.removeFirst().resume()
-    }
   }
 }
