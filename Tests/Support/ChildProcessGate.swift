@@ -1,47 +1,24 @@
+import Dispatch
 import Foundation
 
-/// A counting semaphore for tasks that run child processes: `withPermit` waits, without holding a
-/// thread, until one of `width` permits is free, so that the tests, which wait for their children off
-/// the cooperative pool and so no longer take turns on its threads, do not start a hundred children
-/// on two cores at once (each would then take many times its usual time). Permits go in the order
-/// they were asked for.
-public actor ChildProcessGate {
+/// A counting semaphore for the threads that run child processes: `withPermit` blocks its thread (one
+/// of its own, never a thread of the cooperative pool) until one of `width` permits is free. Tests wait
+/// for their children off the pool and so no longer take turns on its threads; this keeps them from
+/// starting a hundred children on two cores at once (each would then take many times its usual time).
+/// A permit passes from thread to thread without waiting for the pool, however busy it is.
+public final class ChildProcessGate: Sendable {
   /// The gate the `readerctl` runs share: as many children at once as the machine has cores.
   public static let shared = ChildProcessGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
-  private var available: Int
-  private var waiters: [CheckedContinuation<Void, Never>] = []
+  private let permits: DispatchSemaphore
 
-  public init(width: Int) { available = width }
+  public init(width: Int) { permits = DispatchSemaphore(value: width) }
 
-  /// Waits for a permit.
-  public func acquire() async {
-    if available > 0 {
-      available -= 1
-      return
-    }
-    await withCheckedContinuation { waiters.append($0) }
-  }
-
-  /// Gives a permit back, to the longest waiter if there is one.
-  public func release() {
-    if waiters.isEmpty {
-      available += 1
-    } else {
-      waiters.removeFirst().resume()
-    }
-  }
-
-  /// Runs `body` holding a permit, and gives it back however `body` ends.
-  public nonisolated func withPermit<Value>(_ body: () async throws -> Value) async rethrows -> Value {
-    await acquire()
-    do {
-      let value = try await body()
-      await release()
-      return value
-    } catch {
-      await release()
-      throw error
-    }
+  /// Runs `body` holding a permit, and gives it back however `body` ends. Call it on a thread of its
+  /// own (`offPool`).
+  public func withPermit<Value>(_ body: () throws -> Value) rethrows -> Value {
+    permits.wait()
+    defer { permits.signal() }
+    return try body()
   }
 }

@@ -63,9 +63,10 @@ extension Process {
     Thread { try? self.waitForExit(within: limit, grace: grace) }.start()
   }
 
-  /// Runs `wait`, which returns once the child has exited, with a watchdog that sends SIGTERM at
-  /// `limit` and SIGKILL `grace` later; throws `ChildProcessTimeout` when the watchdog acted.
-  private func bounded(within limit: Duration, grace: Duration, _ wait: () -> Void) throws {
+  /// Runs `wait`, which returns once the child has exited (it may read the child's pipes to their end
+  /// first), on the calling thread, with a watchdog that sends SIGTERM at `limit` and SIGKILL `grace`
+  /// later; throws `ChildProcessTimeout` when the watchdog acted. For a thread of its own (`offPool`).
+  public func bounded(within limit: Duration, grace: Duration = .seconds(2), _ wait: () -> Void) throws {
     let watchdog = ExitWatchdog()
     let pid = processIdentifier
     let queue = DispatchQueue.global()

@@ -64,10 +64,10 @@ struct ReaderctlProcess {
   /// nobody reads); the descriptors in `closing` are closed when `readerctl` starts (`>&-`), through
   /// `/bin/sh`.
   ///
-  /// Every wait (for the marker, the condition, the exit) happens off the cooperative pool, so a run
-  /// never holds one of its threads; runs take turns through `ChildProcessGate.shared` (as many at once
-  /// as there are cores); a run that outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and
-  /// throws a `Failure` naming it.
+  /// The whole run (its turn, the start, the polls for the marker or the condition, the wait for the
+  /// exit) happens on a thread of its own, so it never holds a thread of the cooperative pool; runs
+  /// take turns through `ChildProcessGate.shared` (as many at once as there are cores); a run that
+  /// outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and throws a `Failure` naming it.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
     interruptAfter marker: String? = nil, interruptWhen ready: (@Sendable () -> Bool)? = nil,
@@ -75,20 +75,22 @@ struct ReaderctlProcess {
     standardError: FileHandle? = nil,
     closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
   ) async throws -> Result {
-    try await ChildProcessGate.shared.withPermit {
-      try await runNow(
-        arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
-        interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
-        closing: closing,
-        asNobody: asNobody, program: program)
+    try await offPool {
+      try ChildProcessGate.shared.withPermit {
+        try runNow(
+          arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
+          interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
+          closing: closing, asNobody: asNobody, program: program)
+      }
     }
   }
 
+  /// `run`, on the calling thread, which is a thread of its own: it polls and waits.
   private static func runNow(
     _ arguments: [String], input: [UInt8], environment: [String: String], timeout: Double,
     interruptAfter marker: String?, interruptWhen ready: (@Sendable () -> Bool)?, checkingEvery interval: Duration,
     standardOutput: FileHandle?, standardError: FileHandle?, closing: [Int32], asNobody: Bool, program: String
-  ) async throws -> Result {
+  ) throws -> Result {
     let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -129,20 +131,24 @@ struct ReaderctlProcess {
     let deadline = started + .seconds(timeout)
     if let marker {
       // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
-      let printed: @Sendable () -> Bool = {
-        (try? String(contentsOf: files[1], encoding: .utf8))?.contains(marker) == true
+      while process.isRunning, ContinuousClock.now < deadline {
+        if let text = try? String(contentsOf: files[1], encoding: .utf8), text.contains(marker) {
+          kill(pid, SIGINT)
+          break
+        }
+        usleep(20_000)
       }
-      _ = await eventually(within: deadline - .now, every: .milliseconds(20)) { printed() || !process.isRunning }
-      if printed() { kill(pid, SIGINT) }
     }
     var interruptedAt: ContinuousClock.Instant?
     if let ready {
-      _ = await eventually(within: deadline - .now, every: interval) { !process.isRunning || ready() }
+      let pause = useconds_t(
+        interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)
+      while process.isRunning, ContinuousClock.now < deadline, !ready() { usleep(pause) }
       interruptedAt = .now
       kill(pid, SIGINT)
     }
     do {
-      try await process.exit(within: max(deadline - .now, .zero))
+      try process.waitForExit(within: max(deadline - .now, .zero))
     } catch is ChildProcessTimeout {
       throw Failure(description: "readerctl \(arguments.joined(separator: " ")) was killed after \(timeout) s")
     }

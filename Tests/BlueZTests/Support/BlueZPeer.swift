@@ -33,7 +33,8 @@ final class BlueZPeer: Sendable {
     check.standardOutput = FileHandle.nullDevice
     check.standardError = FileHandle.nullDevice
     guard (try? check.runWithSignalsUnblocked()) != nil else { return false }
-    check.waitUntilExit()
+    // A `static let`, evaluated where nothing can wait asynchronously: bounded instead.
+    guard (try? check.waitForExit(within: .seconds(30))) != nil else { return false }
     return check.terminationStatus == 0
   }()
 
@@ -62,15 +63,7 @@ final class BlueZPeer: Sendable {
   /// At most `gate`'s width of peers start at once (as many as the machine has cores), so forty tests
   /// do not start forty Python processes together.
   static func start(adapter: Bool = true, deniedInterface: String? = nil) async throws -> BlueZPeer {
-    await gate.acquire()
-    do {
-      let peer = try await offPool { try startNow(adapter: adapter, deniedInterface: deniedInterface) }
-      await gate.release()
-      return peer
-    } catch {
-      await gate.release()
-      throw error
-    }
+    try await offPool { try gate.withPermit { try startNow(adapter: adapter, deniedInterface: deniedInterface) } }
   }
 
   /// The permits to start a peer.
@@ -172,7 +165,7 @@ final class BlueZPeer: Sendable {
     stopBluetoothd()
     if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
       kill(daemon.processIdentifier, SIGKILL)
-      daemon.waitUntilExit()
+      try? daemon.waitForExit(within: .seconds(5))
     }
     try startBus()
     try startBluetoothdNow()
@@ -218,7 +211,7 @@ final class BlueZPeer: Sendable {
   func stopBluetoothd() {
     guard let process = mock.withLock({ $0.take() }) else { return }
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    try? process.waitForExit(within: .seconds(5))
   }
 
   /// Calls a peer control method (interface `org.readerkit.Peer` on `/`).
@@ -295,7 +288,7 @@ final class BlueZPeer: Sendable {
     stopBluetoothd()
     if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
       kill(daemon.processIdentifier, SIGKILL)
-      daemon.waitUntilExit()
+      try? daemon.waitForExit(within: .seconds(5))
     }
     try? FileManager.default.removeItem(at: directory)
   }
