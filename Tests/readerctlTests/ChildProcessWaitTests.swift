@@ -40,15 +40,14 @@ import Testing
 
   @Test func aChildThatOutlivesItsLimitIsTerminatedAndTheWaitSaysWhich() async throws {
     let child = try shell("exec sleep 30")
-    let started = ContinuousClock.now
     let error = await #expect(throws: ChildProcessTimeout.self) {
       try await child.exit(within: .milliseconds(200), grace: .seconds(5))
     }
     #expect(
       error?.description == "sh -c exec sleep 30 did not exit within 0.2 seconds and was killed (SIGTERM, then SIGKILL)"
     )
+    // SIGTERM ended it; SIGKILL was not needed.
     #expect(!child.isRunning && child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGTERM)
-    #expect(ContinuousClock.now - started < .seconds(5), "SIGTERM ended it; SIGKILL was not needed")
   }
 
   @Test func aChildThatIgnoresSIGTERMIsKilled() async throws {
