@@ -4,14 +4,16 @@
 # Builds the tests with -sanitize=thread into .build-tsan (apart from the normal build), then:
 #   1. proves ThreadSanitizer is awake and sees the package's lock: the control test must get a report
 #      for its deliberate race, and none for the same work through `Locked`;
-#   2. runs the suites where threads share state (below; READERKIT_TSAN_FILTER=<regex> picks others,
-#      `.` every suite) and fails on any "WARNING: ThreadSanitizer" report, listing them.
-# The suites: the live scheduler, virtual clock, work queue, observer registry and command queue; the
-# terminal engine and its cancelables, HTTP fetch and recording; the simulator; NFC sessions, the NFC
-# system, the read loop and tags, the PC/SC radio against pcscd; the SMP link and terminal; the BlueZ
-# central, SMP and update against the D-Bus peer. Left out: pure state machines and codecs (one
-# thread), and the tests that start readerctl processes and time them to the second (ThreadSanitizer
-# makes every process several times slower; their threads are those of the suites above).
+#   2. runs the suites (below; READERKIT_TSAN_FILTER=<regex> picks some, READERKIT_TSAN_SKIP=<regex>
+#      leaves others out, empty for none) and fails on any "WARNING: ThreadSanitizer" report, listing
+#      them. The whole log of the run is kept in .build-tsan/tsan-tests.log.
+# The suites: every suite of every test target (about 1,300 tests: the engines, sessions, simulator,
+# codecs, state machines, the PC/SC radio against pcscd, the BlueZ central against the D-Bus peer),
+# except those that start the readerctl executable (readerctlTests, ReaderctlBlueZTests): under
+# ThreadSanitizer, many readerctl processes started at once by the parallel run stall until the
+# suites' one-minute time limits expire (one suite alone passes in seconds), and their timings
+# (Ctrl-C answered within 500 ms, exit within a second) do not hold several times slower. The threads
+# those processes run are the library's, which the suites here cover.
 # Suppressions (.ci/tsan.supp, when present) hold only reports proven false, each with its reason.
 # Usage: .ci/tsan.sh [time limit of the test run in seconds, default 600]
 set -euo pipefail
@@ -22,14 +24,13 @@ export SWIFT_BACKTRACE=enable=no
 options="history_size=4 second_deadlock_stack=1"
 if [ -f .ci/tsan.supp ]; then options="suppressions=$PWD/.ci/tsan.supp $options"; fi
 export TSAN_OPTIONS="$options ${TSAN_OPTIONS:-}"
-suites='^(ReaderCoreTests\.(LiveScheduler|VirtualClock|WorkQueue|ObserverRegistry|CommandQueue|Locked)Tests'
-suites+='|ReaderKitTests\.(Terminal|Cancelable|HTTPFetchInterruption|TransportRecording)|ReaderSimulatorTests\.'
-suites+='|NFCKitTests\.(NFCNDEFReaderSession|NFCReaderSystem|NFCReadLoop|NFCNDEFTag|PCSC)'
-suites+='|MCUmgrTests\.SMP(ReaderLink|Terminal|Transport)|BlueZTests\.(BlueZPeer|BlueZSMP|BlueZUpdatePeer)Tests)'
+# Left out: the suites that start readerctl processes (see above). READERKIT_TSAN_SKIP overrides.
+skip=${READERKIT_TSAN_SKIP-'^readerctlTests\.|\.ReaderctlBlueZTests'}
 
 flags=(--scratch-path .build-tsan --sanitize=thread -Xswiftc -warnings-as-errors)
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+scratch=$(mktemp)
+trap 'rm -f "$scratch"' EXIT
+log=$scratch
 
 started=$SECONDS
 if ! timeout -k 10 2400 swift build --build-tests "${flags[@]}" >"$log" 2>&1; then
@@ -55,9 +56,11 @@ if [ "$unguarded" -eq 0 ] || [ "$locked" -ne 0 ] || ! grep -q "passed after" "$l
 fi
 
 # 2. The suites.
-filter=(--filter "${READERKIT_TSAN_FILTER:-$suites}")
+filter=(--filter "${READERKIT_TSAN_FILTER:-.}")
+if [ -n "$skip" ]; then filter+=(--skip "$skip"); fi
 started=$SECONDS
 status=0
+log=.build-tsan/tsan-tests.log
 timeout -k 10 "$limit" swift test --skip-build "${flags[@]}" "${filter[@]}" >"$log" 2>&1 || status=$?
 echo "tsan: tests ran in $((SECONDS - started)) s (exit status $status)"
 reports=$(grep -c "WARNING: ThreadSanitizer" "$log" || true)
