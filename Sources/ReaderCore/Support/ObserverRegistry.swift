@@ -1,3 +1,4 @@
+
 /// The observers of one stream of events: added and removed from any thread, called in the order
 /// they were added, synchronously, outside the lock (an observer may add or remove observers).
 ///
@@ -8,18 +9,14 @@
 package final class ObserverRegistry<Event: Sendable>: Sendable {
   package typealias Observer = @Sendable (Event) -> Void
 
-  // Inlinable, with what it reads, so a caller in another module gets `notify` specialized for its
-  // event type instead of the generic code, which passes every event through its metadata.
-  @usableFromInline struct State {
-    @usableFromInline var next: UInt64 = 0
+  private struct State {
+    var next: UInt64 = 0
     /// In the order they were added (tokens only grow, so appending keeps the order).
-    @usableFromInline var observers: [(token: UInt64, observer: Observer)] = []
-    @usableFromInline var closed = false
-
-    @usableFromInline init() {}
+    var observers: [(token: UInt64, observer: Observer)] = []
+    var closed = false
   }
 
-  @usableFromInline let state = Locked(State())
+  private let state = Locked(State())
 
   package init() {}
 
@@ -43,7 +40,6 @@ package final class ObserverRegistry<Event: Sendable>: Sendable {
 
   /// Calls every observer with `event`, in the order they were added. `last`: the stream ends with
   /// it, and the registry closes.
-  @inlinable
   package func notify(_ event: Event, last: Bool = false) {
     let targets = state.withLock { state in
       let targets = state.observers
