@@ -19,7 +19,7 @@ final class SessionCore: @unchecked Sendable {
     /// The text on the sheet, as last set.
     var alertMessage = ""
     /// The session's observers, made when the first one subscribes (most sessions have none).
-    var observers: NFCEventObservers?
+    var observers: ObserverRegistry<NFCReaderEvent>?
     /// The last event is out: no observer is kept or taken any more.
     var finished = false
 
@@ -93,9 +93,9 @@ final class SessionCore: @unchecked Sendable {
 
   /// Adds an observer of this session's events; `nil` when the session has already ended.
   func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
-    let registry = withShared { state -> NFCEventObservers? in
+    let registry = withShared { state -> ObserverRegistry<NFCReaderEvent>? in
       guard !state.finished else { return nil }
-      if state.observers == nil { state.observers = NFCEventObservers() }
+      if state.observers == nil { state.observers = ObserverRegistry<NFCReaderEvent>() }
       return state.observers
     }
     return registry?.add(observer)

@@ -20,12 +20,18 @@
 /// calling `withLock` again from inside `body` on the same lock deadlocks. The mutex and the value share
 /// one heap block, allocated once at `init`; taking and releasing an uncontended lock costs one atomic
 /// operation each, as `Mutex` does.
-package struct Locked<Value: ~Copyable>: ~Copyable {
+///
+/// The type is `public` and its members `package`: nothing outside the package can make or use one, and
+/// other modules of the package get `withLock` inlined and specialized for their value. The compiler
+/// treats a `package` type as resilient outside its module, so it inlines no `@inlinable` member of one
+/// into another module: every `withLock` from another module would run the generic code, its closure
+/// called through a reabstraction thunk and its types looked up at run time.
+public struct Locked<Value: ~Copyable>: ~Copyable {
   /// One block: the `pthread_mutex_t` at offset 0 (its address must never change, so it cannot live
   /// inline in a movable value), then the value at `valueOffset`.
   @usableFromInline let block: UnsafeMutableRawPointer
 
-  @usableFromInline static var valueOffset: Int {
+  @inlinable static var valueOffset: Int {
     let mutexSize = MemoryLayout<pthread_mutex_t>.size
     let alignment = MemoryLayout<Value>.alignment
     return (mutexSize + alignment - 1) / alignment * alignment

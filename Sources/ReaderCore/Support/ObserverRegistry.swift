@@ -1,4 +1,3 @@
-
 /// The observers of one stream of events: added and removed from any thread, called in the order
 /// they were added, synchronously, outside the lock (an observer may add or remove observers).
 ///
@@ -6,17 +5,24 @@
 /// and a session's `events()`. A registry can be closed after a last event: it then keeps no
 /// observer and refuses new ones. Notifying costs one copy-on-write snapshot of the list (no copy, no
 /// sort), whatever the number of observers.
-package final class ObserverRegistry<Event: Sendable>: Sendable {
+///
+/// `public` with `package` members, as `Locked` is, so that `notify` is inlined and specialized for
+/// the event type in the other modules of the package (a `package` type's `@inlinable` members are not).
+public final class ObserverRegistry<Event: Sendable>: Sendable {
   package typealias Observer = @Sendable (Event) -> Void
 
-  private struct State {
-    var next: UInt64 = 0
+  // Inlinable, with what it reads, so a caller in another module gets `notify` specialized for its
+  // event type instead of the generic code, which passes every event through its metadata.
+  @usableFromInline struct State {
+    @usableFromInline var next: UInt64 = 0
     /// In the order they were added (tokens only grow, so appending keeps the order).
-    var observers: [(token: UInt64, observer: Observer)] = []
-    var closed = false
+    @usableFromInline var observers: [(token: UInt64, observer: @Sendable (Event) -> Void)] = []
+    @usableFromInline var closed = false
+
+    @usableFromInline init() {}
   }
 
-  private let state = Locked(State())
+  @usableFromInline let state = Locked(State())
 
   package init() {}
 
@@ -40,6 +46,7 @@ package final class ObserverRegistry<Event: Sendable>: Sendable {
 
   /// Calls every observer with `event`, in the order they were added. `last`: the stream ends with
   /// it, and the registry closes.
+  @inlinable
   package func notify(_ event: Event, last: Bool = false) {
     let targets = state.withLock { state in
       let targets = state.observers
