@@ -113,7 +113,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     spareActions = []
     machine.handle(input, into: &actions)
     perform(actions, caller: caller)
-    actions.removeAll(keepingCapacity: true)
+    actions.empty()
     spareActions = actions
     let now = Snapshot(running: machine.running, waiting: machine.waitingCount)
     if now != published {

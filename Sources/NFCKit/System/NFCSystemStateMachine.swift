@@ -121,7 +121,7 @@ struct NFCSystemStateMachine {
       next += 1
       step(followUp)
     }
-    followUps.removeAll(keepingCapacity: true)
+    followUps.empty()
   }
 
   // MARK: Inputs
@@ -219,7 +219,7 @@ struct NFCSystemStateMachine {
     lineOutputs = []
     step(&line, &outputs)
     route(outputs)
-    outputs.removeAll(keepingCapacity: true)
+    outputs.empty()
     lineOutputs = outputs
   }
 
@@ -240,7 +240,7 @@ struct NFCSystemStateMachine {
   }
 
   private mutating func giveBack(_ outputs: inout [Session.Action]) {
-    outputs.removeAll(keepingCapacity: true)
+    outputs.empty()
     swap(&outputs, &sessionOutputs)
   }
 
