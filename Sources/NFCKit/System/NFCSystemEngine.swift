@@ -123,8 +123,9 @@ final class NFCSystemEngine: @unchecked Sendable {
   }
 
   private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
-    for action in actions {
-      switch action {
+    // By index: an action is read where it lies, not copied into a loop variable first.
+    for index in actions.indices {
+      switch actions[index] {
       case .queued(let id, let position):
         if let session = session(id, caller) { publish(.didQueue(position: position), of: session.core) }
       case .armTimeout(let id, let delay):

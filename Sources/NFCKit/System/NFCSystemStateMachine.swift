@@ -262,8 +262,9 @@ struct NFCSystemStateMachine {
     _ id: SessionID, _ outputs: [Session.Action],
     joining: (policy: NFCSystemPolicy, unavailable: NFCRadioFailure?)? = nil
   ) {
-    for output in outputs {
-      switch output {
+    // By index: each output is copied once, into its action, not first into a loop variable.
+    for index in outputs.indices {
+      switch outputs[index] {
       case .submit:
         guard let joining else { continue }
         followUps.append(.join(id, policy: joining.policy, unavailable: joining.unavailable))
@@ -275,10 +276,10 @@ struct NFCSystemStateMachine {
         if case .undecided? = sessions[id]?.mode {
           actions.append(.offerTags(id, refs))
         } else {
-          actions.append(.session(id, output))
+          actions.append(.session(id, outputs[index]))
         }
       default:
-        actions.append(.session(id, output))
+        actions.append(.session(id, outputs[index]))
       }
     }
   }
