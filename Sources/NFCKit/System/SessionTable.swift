@@ -44,10 +44,8 @@ struct SessionTable<Value> {
   /// an accessor's coroutine frame is allocated on the heap at every use, and this runs at every step.
   mutating func update<Result>(_ id: UInt64, _ body: (inout Value) -> Result) -> Result? {
     guard let slot = find(id) else { return nil }
-    // Taken out while it changes, so a value held once is changed without a copy.
-    var value = values[slot].take()!
-    defer { values[slot] = value }
-    return body(&value)
+    // Changed where it lies in the storage: neither copied nor moved out and back.
+    return body(&values[slot]!)
   }
 
   /// Whether session `id` has an entry.
