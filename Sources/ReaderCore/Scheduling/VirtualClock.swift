@@ -126,14 +126,21 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   /// Runs, one at a time and in order, the work due by `limit`, with `now` set to each item's deadline;
   /// one lock per item, around taking it from the queue.
   private func runDue(by limit: Duration) {
-    while let work = state.withLock({ state -> (@Sendable () -> Void)? in
+    while let due = state.withLock({ state -> Due? in
       guard let item = state.queue.pop(dueBy: limit) else { return nil }
       state.now = max(state.now, item.deadline)
       driverNow = state.now
-      return item.work
+      return Due(work: item.work)
     }) {
-      work()
+      due.work()
     }
+  }
+
+  /// A work item taken from the queue, out of the lock. A struct rather than the bare closure: a closure
+  /// returned through `withLock`'s generic result is wrapped in a thunk allocated for the purpose (once per
+  /// item run), where a struct holding it passes through as it is.
+  private struct Due {
+    var work: @Sendable () -> Void
   }
 
   /// Fails (returns a description) when work is still pending, for test teardown.

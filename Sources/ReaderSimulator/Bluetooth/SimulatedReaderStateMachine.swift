@@ -388,11 +388,18 @@ struct SimulatedReaderStateMachine {
 
   /// Arms the advertising timer if the reader should advertise and it is not armed.
   private mutating func advertisingTimer(_ world: Surroundings, random: inout SeededRandom, first: Bool) -> Action? {
+    advertisingDelay(world, random: &random, first: first).map { .arm(.advertise, after: $0) }
+  }
+
+  /// `advertisingTimer`'s rule, saying only the delay it arms the timer for: an `Action` holds any event a reader
+  /// can send, so the advertisement's path, which runs for every advertisement, does not build one to copy.
+  private mutating func advertisingDelay(_ world: Surroundings, random: inout SeededRandom, first: Bool) -> Duration? {
     guard world.scanning, !armed.contains(.advertise), !linked, isReachable(world) else { return nil }
     let unit = random.nextUnit()
     // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 intervals.
     let delay = first ? world.advertisingInterval * unit : world.advertisingInterval * (0.8 + 0.4 * unit)
-    return arm(.advertise, after: delay)
+    armed.insert(.advertise)
+    return delay
   }
 
   /// The advertising timer fired: the reader advertises if it still can (with signal noise), and
@@ -418,10 +425,7 @@ struct SimulatedReaderStateMachine {
     let advertisement = Advertisement(
       serialNumber: reader.serialNumber, deviceType: reader.deviceType,
       signalStrength: meanSignalStrength + noise, info: reader.info)
-    guard case .arm(_, let delay)? = advertisingTimer(world, random: &random, first: false) else {
-      return (advertisement, nil)
-    }
-    return (advertisement, delay)
+    return (advertisement, advertisingDelay(world, random: &random, first: false))
   }
 
   private mutating func scheduleInstallStep() -> [Action] {
