@@ -442,23 +442,25 @@ struct MessageParser {
     of record: NDEFRecord, header: RecordHeader, budget: inout Int, values: inout Values
   ) throws(NDEFError) {
     guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return values.takeNone() }
+    // Text and URI payloads are read where they lie: no slice of the input (and no retain of it) is made.
     if record.isWellKnown(UInt8(ascii: "T")) {
       do {
         guard building != .nothing else {
-          try TextRecord.check(record.payload) { $0 }
+          try record.withPayload { (payload) throws(NDEFError) in try TextRecord.check(payload) { $0 } }
           return values.takeNone()
         }
-        values.take(text: try TextRecord.parse(record.payload) { $0 })
+        values.take(
+          text: try record.withPayload { (payload) throws(NDEFError) in try TextRecord.parse(payload) { $0 } })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
     } else if record.isWellKnown(UInt8(ascii: "U")) {
       do {
         guard building != .nothing else {
-          try URIRecord.check(record.payload) { $0 }
+          _ = try record.withPayload { (payload) throws(NDEFError) in try URIRecord.check(payload) { $0 } }
           return values.takeNone()
         }
-        values.take(uri: try URIRecord.parse(record.payload) { $0 })
+        values.take(uri: try record.withPayload { (payload) throws(NDEFError) in try URIRecord.parse(payload) { $0 } })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }

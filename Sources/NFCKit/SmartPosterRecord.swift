@@ -165,7 +165,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         expected: "exactly one URI record", context: ["depth": String(depth)])
     }
     guard building else { return nil }
-    return reader.poster
+    // Moved out of the reader, not copied.
+    return reader.poster.take()
   }
 
   /// Reads the records of a Smart Poster's nested message as the parser hands them on: the URI and Text
@@ -186,7 +187,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
     let building: Bool
     /// Whether the parser checked (and, building, built) the Text and URI payloads.
     let checked: Bool
-    var poster = SmartPosterRecord(uri: .init(prefix: .none, remainder: ""))
+    /// The value being built; `nil` only once ``parse(_:options:depth:budget:offset:building:)`` has taken it.
+    var poster: SmartPosterRecord? = SmartPosterRecord(uri: .empty)
     /// The first rule broken; nothing more is read after it.
     var broken: Broken?
     var seenURI = false
@@ -212,15 +214,15 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func reserveCapacity(_ count: Int) { capacity = count }
 
-    mutating func take(uri: consuming URIRecord) {
+    mutating func take(uri value: consuming URIRecord) {
       guard !tookURI else { return }
       tookURI = true
-      poster.uri = uri
+      poster!.uri = value
     }
 
     mutating func take(text: consuming TextRecord) {
-      if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
-      poster.titles.append(text)
+      if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
+      poster!.titles.append(text)
     }
 
     mutating func take(smartPoster: consuming SmartPosterRecord) {}
@@ -238,7 +240,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
         guard !checked else { return }
         do {
           if building {
-            poster.uri = try URIRecord.parse(record.payload) { $0 }
+            poster!.uri = try URIRecord.parse(record.payload) { $0 }
           } else {
             try URIRecord.check(record.payload) { $0 }
           }
@@ -250,8 +252,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
           do {
             if building {
               let title = try TextRecord.parse(record.payload) { $0 }
-              if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
-              poster.titles.append(title)
+              if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
+              poster!.titles.append(title)
             } else {
               try TextRecord.check(record.payload) { $0 }
             }
@@ -275,7 +277,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
             "the action record's payload is \(record.payload.hex)",
             expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
         }
-        poster.action = value
+        poster!.action = value
       } else if record.isWellKnown(UInt8(ascii: "s")) {
         guard !seenSize else {
           return breaks("the Smart Poster has a second size record", expected: "at most one s record")
@@ -285,7 +287,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
           return breaks(
             "the size record's payload has \(record.payload.count) bytes", expected: "a 4-byte big-endian size")
         }
-        poster.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
+        poster!.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
       } else if record.isWellKnown(UInt8(ascii: "t")) {
         guard !seenType else {
           return breaks("the Smart Poster has a second type record", expected: "at most one t record")
@@ -296,12 +298,12 @@ public struct SmartPosterRecord: Hashable, Sendable {
           broken = .resourceTypeUTF8(invalid: invalid, record: index)
           return
         }
-        if building { poster.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
+        if building { poster!.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
       } else if building {
         if let media = record.mediaType, media.hasPrefix("image/") || media.hasPrefix("video/") {
-          poster.icons.append(record)
+          poster!.icons.append(record)
         } else {
-          poster.additionalRecords.append(record)
+          poster!.additionalRecords.append(record)
         }
       }
     }
