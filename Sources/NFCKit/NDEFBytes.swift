@@ -113,15 +113,7 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
 
   /// Calls `body` with the bytes as a buffer of `UInt8`, keeping a typed error across the call.
   func withBuffer<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
-    var result: Result<R, E>?
-    storage.withUnsafeBufferPointer { buffer in
-      do throws(E) {
-        result = .success(try body(buffer))
-      } catch {
-        result = .failure(error)
-      }
-    }
-    return try result!.get()
+    try storage.withUnsafeBufferPointer(body)
   }
 
   /// Parses hexadecimal text into bytes: two digits per byte, upper or lower case, whitespace anywhere

@@ -241,15 +241,9 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
 
   /// Calls `body` with ``payload`` read where it lies (no ``NDEFBytes`` made of it), keeping a typed error.
   func withPayload<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
-    var result: Result<R, E>?
-    fields.withUnsafeBufferPointer { fields in
-      do throws(E) {
-        result = .success(try body(UnsafeBufferPointer(rebasing: fields[(Int(typeLength) + Int(identifierLength))...])))
-      } catch {
-        result = .failure(error)
-      }
+    try fields.withUnsafeBufferPointer { (fields) throws(E) in
+      try body(UnsafeBufferPointer(rebasing: fields[(Int(typeLength) + Int(identifierLength))...]))
     }
-    return try result!.get()
   }
 
   /// Whether the record is a well-known record of the given type name (compared byte for byte).
