@@ -78,18 +78,8 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
 
   /// `bytes` as a string when they are all US-ASCII, otherwise `nil`.
   static func asciiString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-    var index = 0
-    // Eight bytes at a time while no high bit is set.
-    while bytes.count - index >= 8 {
-      let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
-      guard word & 0x8080_8080_8080_8080 == 0 else { return nil }
-      index += 8
-    }
-    while index < bytes.count {
-      guard bytes[index] < 0x80 else { return nil }
-      index += 1
-    }
-    // Checked just above: ASCII, so valid UTF-8 (the string is not checked again).
+    guard UnicodeValidation.isASCII(bytes) else { return nil }
+    // ASCII, so valid UTF-8: the string is not checked again.
     return String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
   }
 

@@ -11,9 +11,33 @@ enum UnicodeValidation {
 
   /// Decodes well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
   static func decodeUTF8(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
+    // US-ASCII is well-formed UTF-8, and the string needs no check of its own then.
+    if isASCII(buffer) { return .valid(String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true))) }
     let invalid = firstInvalidUTF8(buffer)
     guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
     return .valid(String(decoding: buffer, as: UTF8.self))
+  }
+
+  /// The string of bytes that are well-formed UTF-8 (checked by the caller): copied as they are when they
+  /// are US-ASCII, otherwise decoded by the standard library, which checks them once more.
+  static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
+    if isASCII(buffer) { return String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true)) }
+    return String(decoding: buffer, as: UTF8.self)
+  }
+
+  /// Whether every byte is below 0x80, looked at eight bytes at a time.
+  static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var index = 0
+    while bytes.count - index >= 8 {
+      let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      guard word & 0x8080_8080_8080_8080 == 0 else { return false }
+      index += 8
+    }
+    while index < bytes.count {
+      guard bytes[index] < 0x80 else { return false }
+      index += 1
+    }
+    return true
   }
 
   /// The index of the first byte that is not part of a well-formed UTF-8 sequence, or `bytes.count`.
