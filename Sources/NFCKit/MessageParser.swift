@@ -102,7 +102,14 @@ struct MessageParser {
         reader.reserveCapacity(index + headerCount(from: position, upTo: budget))
       }
       try spend(&budget, at: position, record: index)
-      let header = try readHeader(at: position, record: index)
+      // A header that fits is read in one pass over the bytes; one that does not is read again, field by
+      // field, to say which length is wrong.
+      let header: RecordHeader
+      if let fitting = fittingHeader(at: position) {
+        header = fitting
+      } else {
+        header = try readHeader(at: position, record: index)
+      }
       if index == 0 {
         guard header.messageBegin else {
           throw failure(
@@ -114,7 +121,11 @@ struct MessageParser {
           .unexpectedMessageBegin, "record \(index) has the MB flag", at: position,
           expected: "MB only on the first record", record: index)
       }
-      try checkLayout(of: header, record: index)
+      // Most records at a glance: TNF 1 to 4 with a type, not both CF and ME (all checkLayout asks of them).
+      let format = header.flags & 0x07
+      if format == 0 || format > 4 || header.typeLength == 0 || header.flags & 0x60 == 0x60 {
+        try checkLayout(of: header, record: index)
+      }
 
       let record: NDEFRecord
       let last: RecordHeader
@@ -276,6 +287,41 @@ struct MessageParser {
     return RecordHeader(
       start: start, flags: flags, typeLength: typeLength, payloadLength: Int(payloadLength32), idLength: idLength,
       typeStart: cursor)
+  }
+
+  /// The header at local offset `start` (inside the buffer) when every length in it fits in the bytes that
+  /// remain, as ``readHeader(at:record:)`` reads it, or `nil` (then that function says what is wrong). Each
+  /// byte is read only after the bytes left have been checked to hold it.
+  @inline(__always)
+  private func fittingHeader(at start: Int) -> RecordHeader? {
+    input.withUnsafeBufferPointer { bytes -> RecordHeader? in
+      let left = bytes.count - start
+      // The header byte, TYPE_LENGTH and at least one byte of PAYLOAD_LENGTH.
+      guard start >= 0, left >= 3, let base = bytes.baseAddress.map({ $0 + start }) else { return nil }
+      let flags = base[0]
+      let typeLength = Int(base[1])
+      var size: Int
+      let payloadLength: Int
+      if flags & 0x10 != 0 {
+        payloadLength = Int(base[2])
+        size = 3
+      } else {
+        guard left >= 6 else { return nil }
+        payloadLength = Int(base[2]) << 24 | Int(base[3]) << 16 | Int(base[4]) << 8 | Int(base[5])
+        size = 6
+      }
+      var idLength = 0
+      if flags & 0x08 != 0 {
+        guard left > size else { return nil }
+        idLength = Int(base[size])
+        size += 1
+      }
+      // Each length is below 2^32: the sum cannot overflow.
+      guard typeLength + idLength + payloadLength <= left - size else { return nil }
+      return RecordHeader(
+        start: start, flags: flags, typeLength: typeLength, payloadLength: payloadLength, idLength: idLength,
+        typeStart: start + size)
+    }
   }
 
   /// Checks the rules a record (or first chunk) must follow for its TNF.
@@ -442,23 +488,25 @@ struct MessageParser {
     of record: NDEFRecord, header: RecordHeader, budget: inout Int, values: inout Values
   ) throws(NDEFError) {
     guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return values.takeNone() }
+    // Text and URI payloads are read where they lie: no slice of the input (and no retain of it) is made.
     if record.isWellKnown(UInt8(ascii: "T")) {
       do {
         guard building != .nothing else {
-          try TextRecord.check(record.payload) { $0 }
+          try record.withPayload { (payload) throws(NDEFError) in try TextRecord.check(payload) { $0 } }
           return values.takeNone()
         }
-        values.take(text: try TextRecord.parse(record.payload) { $0 })
+        values.take(
+          text: try record.withPayload { (payload) throws(NDEFError) in try TextRecord.parse(payload) { $0 } })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
     } else if record.isWellKnown(UInt8(ascii: "U")) {
       do {
         guard building != .nothing else {
-          try URIRecord.check(record.payload) { $0 }
+          _ = try record.withPayload { (payload) throws(NDEFError) in try URIRecord.check(payload) { $0 } }
           return values.takeNone()
         }
-        values.take(uri: try URIRecord.parse(record.payload) { $0 })
+        values.take(uri: try record.withPayload { (payload) throws(NDEFError) in try URIRecord.parse(payload) { $0 } })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }

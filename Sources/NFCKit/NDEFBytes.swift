@@ -74,21 +74,13 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   public var utf8String: String? { String(validating: storage, as: UTF8.self) }
 
   /// The bytes as a string when they are all US-ASCII (0x00–0x7F), otherwise `nil`.
-  public var asciiString: String? {
-    storage.withUnsafeBufferPointer { bytes in
-      var index = 0
-      // Eight bytes at a time while no high bit is set.
-      while bytes.count - index >= 8 {
-        let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
-        guard word & 0x8080_8080_8080_8080 == 0 else { return nil }
-        index += 8
-      }
-      while index < bytes.count {
-        guard bytes[index] < 0x80 else { return nil }
-        index += 1
-      }
-      return String(decoding: bytes, as: UTF8.self)
-    }
+  public var asciiString: String? { storage.withUnsafeBufferPointer(Self.asciiString) }
+
+  /// `bytes` as a string when they are all US-ASCII, otherwise `nil`.
+  static func asciiString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard UnicodeValidation.isASCII(bytes) else { return nil }
+    // ASCII, so valid UTF-8: the string is not checked again.
+    return String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
   }
 
   /// The same as ``hex``.
@@ -107,6 +99,11 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
       }
     }
     return try result!.get()
+  }
+
+  /// Calls `body` with the bytes as a buffer of `UInt8`, keeping a typed error across the call.
+  func withBuffer<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+    try storage.withUnsafeBufferPointer(body)
   }
 
   /// Parses hexadecimal text into bytes: two digits per byte, upper or lower case, whitespace anywhere

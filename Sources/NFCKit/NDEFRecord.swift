@@ -221,16 +221,30 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   // MARK: Accessors
 
   /// The type as a string when the record is well-known (TNF 1) and its type is US-ASCII, e.g. `"T"`.
-  public var wellKnownTypeName: String? { typeNameFormat == .nfcWellKnown ? type.asciiString : nil }
+  public var wellKnownTypeName: String? { typeNameFormat == .nfcWellKnown ? typeASCIIString : nil }
 
   /// The media type when the record is a media record (TNF 2) and its type is US-ASCII, e.g. `"text/plain"`.
-  public var mediaType: String? { typeNameFormat == .media ? type.asciiString : nil }
+  public var mediaType: String? { typeNameFormat == .media ? typeASCIIString : nil }
 
   /// The type URI when the record is an absolute-URI record (TNF 3) and its type is US-ASCII.
-  public var absoluteURI: String? { typeNameFormat == .absoluteURI ? type.asciiString : nil }
+  public var absoluteURI: String? { typeNameFormat == .absoluteURI ? typeASCIIString : nil }
 
   /// The `domain:type` name when the record is an external-type record (TNF 4) and its type is US-ASCII.
-  public var externalType: String? { typeNameFormat == .nfcExternal ? type.asciiString : nil }
+  public var externalType: String? { typeNameFormat == .nfcExternal ? typeASCIIString : nil }
+
+  /// ``type`` as a string when it is US-ASCII (read where it lies, without making an ``NDEFBytes`` of it).
+  private var typeASCIIString: String? {
+    fields.withUnsafeBufferPointer { fields in
+      NDEFBytes.asciiString(UnsafeBufferPointer(rebasing: fields[0..<Int(typeLength)]))
+    }
+  }
+
+  /// Calls `body` with ``payload`` read where it lies (no ``NDEFBytes`` made of it), keeping a typed error.
+  func withPayload<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+    try fields.withUnsafeBufferPointer { (fields) throws(E) in
+      try body(UnsafeBufferPointer(rebasing: fields[(Int(typeLength) + Int(identifierLength))...]))
+    }
+  }
 
   /// Whether the record is a well-known record of the given type name (compared byte for byte).
   public func isWellKnown(_ name: String) -> Bool {

@@ -165,7 +165,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
         expected: "exactly one URI record", context: ["depth": String(depth)])
     }
     guard building else { return nil }
-    return reader.poster
+    // Moved out of the reader, not copied.
+    return reader.poster.take()
   }
 
   /// Reads the records of a Smart Poster's nested message as the parser hands them on: the URI and Text
@@ -186,7 +187,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
     let building: Bool
     /// Whether the parser checked (and, building, built) the Text and URI payloads.
     let checked: Bool
-    var poster = SmartPosterRecord(uri: .init(prefix: .none, remainder: ""))
+    /// The value being built; `nil` only once ``parse(_:options:depth:budget:offset:building:)`` has taken it.
+    var poster: SmartPosterRecord? = SmartPosterRecord(uri: .empty)
     /// The first rule broken; nothing more is read after it.
     var broken: Broken?
     var seenURI = false
@@ -212,15 +214,15 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func reserveCapacity(_ count: Int) { capacity = count }
 
-    mutating func take(uri: consuming URIRecord) {
+    mutating func take(uri value: consuming URIRecord) {
       guard !tookURI else { return }
       tookURI = true
-      poster.uri = uri
+      poster!.uri = value
     }
 
     mutating func take(text: consuming TextRecord) {
-      if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
-      poster.titles.append(text)
+      if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
+      poster!.titles.append(text)
     }
 
     mutating func take(smartPoster: consuming SmartPosterRecord) {}
@@ -238,7 +240,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
         guard !checked else { return }
         do {
           if building {
-            poster.uri = try URIRecord.parse(record.payload) { $0 }
+            poster!.uri = try URIRecord.parse(record.payload) { $0 }
           } else {
             try URIRecord.check(record.payload) { $0 }
           }
@@ -250,8 +252,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
           do {
             if building {
               let title = try TextRecord.parse(record.payload) { $0 }
-              if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
-              poster.titles.append(title)
+              if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
+              poster!.titles.append(title)
             } else {
               try TextRecord.check(record.payload) { $0 }
             }
@@ -270,38 +272,43 @@ public struct SmartPosterRecord: Hashable, Sendable {
           return breaks("the Smart Poster has a second action record", expected: "at most one act record")
         }
         seenAction = true
-        guard record.payload.count == 1, let value = Action(rawValue: record.payload[0]) else {
+        guard let value = record.withPayload({ $0.count == 1 ? Action(rawValue: $0[0]) : nil }) else {
           return breaks(
             "the action record's payload is \(record.payload.hex)",
             expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
         }
-        poster.action = value
+        poster!.action = value
       } else if record.isWellKnown(UInt8(ascii: "s")) {
         guard !seenSize else {
           return breaks("the Smart Poster has a second size record", expected: "at most one s record")
         }
         seenSize = true
-        guard record.payload.count == 4 else {
+        guard let value = record.withPayload({ $0.count == 4 ? $0.reduce(0) { $0 << 8 | UInt32($1) } : nil }) else {
           return breaks(
             "the size record's payload has \(record.payload.count) bytes", expected: "a 4-byte big-endian size")
         }
-        poster.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
+        poster!.size = value
       } else if record.isWellKnown(UInt8(ascii: "t")) {
         guard !seenType else {
           return breaks("the Smart Poster has a second type record", expected: "at most one t record")
         }
         seenType = true
-        let invalid = UnicodeValidation.firstInvalidUTF8(record.payload)
+        let building = building
+        let (invalid, value) = record.withPayload { payload in
+          let invalid = UnicodeValidation.firstInvalidUTF8(payload)
+          guard invalid == payload.count, building else { return (invalid, String?.none) }
+          return (invalid, UnicodeValidation.string(wellFormedUTF8: payload))
+        }
         guard invalid == record.payload.count else {
           broken = .resourceTypeUTF8(invalid: invalid, record: index)
           return
         }
-        if building { poster.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
+        if building { poster!.resourceType = value }
       } else if building {
         if let media = record.mediaType, media.hasPrefix("image/") || media.hasPrefix("video/") {
-          poster.icons.append(record)
+          poster!.icons.append(record)
         } else {
-          poster.additionalRecords.append(record)
+          poster!.additionalRecords.append(record)
         }
       }
     }
@@ -332,8 +339,7 @@ private struct TitleLanguages {
   /// Adds the language of `title`, whose payload is a valid Text payload; returns false when an earlier title
   /// has the same language.
   mutating func insert(titleOf title: NDEFRecord) -> Bool {
-    let language = Self.language(of: title)
-    if let key = Self.packedKey(language) {
+    if let key = title.withPayload(Self.packedKey) {
       if (packed > 0 && first == key) || (packed > 1 && second == key) || (packed > 2 && third == key)
         || (packed > 3 && fourth == key)
       {
@@ -354,11 +360,14 @@ private struct TitleLanguages {
     return many.insert(Self.key(of: title)).inserted
   }
 
-  /// The code packed into an integer, or nil when it has more than eight bytes.
-  private static func packedKey(_ language: NDEFBytes) -> UInt64? {
-    guard language.count <= 8 else { return nil }
+  /// The language code of a Text payload packed into an integer, or nil when it has more than eight bytes
+  /// (or does not fit in the payload).
+  private static func packedKey(_ payload: UnsafeBufferPointer<UInt8>) -> UInt64? {
+    guard let status = payload.first else { return nil }
+    let length = Int(status & 0x3F)
+    guard length <= 8, length < payload.count else { return nil }
     var key: UInt64 = 0
-    for index in 0..<language.count { key |= UInt64(lowercased(language[index])) << (8 * index) }
+    for index in 0..<length { key |= UInt64(lowercased(payload[1 + index])) << (8 * index) }
     return key
   }
 

@@ -110,15 +110,22 @@ public struct TextRecord: Hashable, Sendable {
   /// Parses a Text payload, checking it as ``check(_:offset:)`` does; `offset` maps payload indices to the
   /// offsets reported in errors.
   static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
+    try payload.withBuffer { (payload) throws(NDEFError) in try parse(payload, offset: offset) }
+  }
+
+  /// Parses a Text payload read where it lies (the decoder's parse: no slice of the input is made).
+  static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
     let layout = try Layout(payload, offset: offset)
-    let body = payload[layout.textStart..<payload.count]
+    let body = UnsafeBufferPointer(rebasing: payload[layout.textStart...])
     let outcome =
       layout.encoding == .utf8
       ? UnicodeValidation.decodeUTF8(body)
       : UnicodeValidation.decodeUTF16(body, bigEndian: layout.encoding != .utf16LittleEndianWithBOM)
     switch outcome {
     case .valid(let text):
-      let language = String(decoding: payload[1..<(1 + layout.languageLength)].storage, as: UTF8.self)
+      // Layout checked the language code: printable US-ASCII, so valid UTF-8.
+      let code = UnsafeBufferPointer(rebasing: payload[1..<(1 + layout.languageLength)])
+      let language = String(copying: UTF8Span(unchecked: code.span, isKnownASCII: true))
       return TextRecord(text: text, languageCode: language, encoding: layout.encoding)
     case .invalid(let index, let expected):
       throw layout.invalidText(at: layout.textStart + index, expected: expected, offset: offset)
@@ -127,8 +134,13 @@ public struct TextRecord: Hashable, Sendable {
 
   /// Checks a Text payload as ``parse(_:offset:)`` does, without building strings (the decoder's check).
   static func check(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) {
+    try payload.withBuffer { (payload) throws(NDEFError) in try check(payload, offset: offset) }
+  }
+
+  /// Checks a Text payload read where it lies, without building strings.
+  static func check(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) {
     let layout = try Layout(payload, offset: offset)
-    let body = payload[layout.textStart..<payload.count]
+    let body = UnsafeBufferPointer(rebasing: payload[layout.textStart...])
     if layout.encoding == .utf8 {
       let invalid = UnicodeValidation.firstInvalidUTF8(body)
       guard invalid == body.count else {
@@ -149,7 +161,7 @@ public struct TextRecord: Hashable, Sendable {
     /// The payload index of the text, after any byte-order mark.
     let textStart: Int
 
-    init(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) {
+    init(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) {
       guard let status = payload.first else {
         throw NDEFError(
           .invalidTextRecord, "the Text record payload is empty", offset: offset(0),

@@ -42,6 +42,9 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     whole = uri
   }
 
+  /// No abbreviation and an empty URI (what a Smart Poster being read holds until its URI record comes).
+  static let empty = URIRecord(prefix: .none, remainder: "")
+
   /// Creates a value with an explicit abbreviation.
   public init(prefix: URIPrefix, remainder: String) {
     storedPrefix = prefix
@@ -114,8 +117,13 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
 
   /// Parses a URI payload; `offset` maps payload indices to the offsets reported in errors.
   static func parse(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
-    try check(payload, offset: offset)
-    return URIRecord(checked: payload)
+    try payload.withBuffer { (payload) throws(NDEFError) in try parse(payload, offset: offset) }
+  }
+
+  /// Parses a URI payload read where it lies (the decoder's parse: no slice of the input is made).
+  static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
+    let prefix = try check(payload, offset: offset)
+    return URIRecord(checkedPrefix: prefix, remainder: UnsafeBufferPointer(rebasing: payload[1...]))
   }
 
   /// The index of the first byte below 0x20, or `nil`: eight bytes at a time while there is none.
@@ -135,15 +143,21 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     return nil
   }
 
-  /// The value of a payload that has passed ``check(_:offset:)`` (so it has an identifier code and valid UTF-8).
-  init(checked payload: NDEFBytes) {
-    storedPrefix = URIPrefix(readingCode: payload[0])
-    whole = Self.joined(storedPrefix, payload.storage.dropFirst())
+  /// The value of a payload that has passed ``check(_:offset:)``: its prefix and the rest, valid UTF-8.
+  private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>) {
+    storedPrefix = prefix
+    whole = Self.joined(prefix, remainder)
   }
 
   /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.
   @discardableResult
   static func check(_ payload: NDEFBytes, offset: (Int) -> Int) throws(NDEFError) -> URIPrefix {
+    try payload.withBuffer { (payload) throws(NDEFError) in try check(payload, offset: offset) }
+  }
+
+  /// Checks a URI payload read where it lies, without building the string; returns the prefix.
+  @discardableResult
+  static func check(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> URIPrefix {
     guard let code = payload.first else {
       throw NDEFError(
         .invalidURI, "the URI record payload is empty", offset: offset(0),
@@ -151,14 +165,14 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     }
     // Reserved codes are read as "no abbreviation" (URI RTD: RFU values are treated as 0x00).
     let prefix = URIPrefix(readingCode: code)
-    let field = payload[1..<payload.count]
+    let field = UnsafeBufferPointer(rebasing: payload[1...])
     let invalid = UnicodeValidation.firstInvalidUTF8(field)
     guard invalid == field.count else {
       throw NDEFError(
         .invalidUTF8, "the URI field is not valid UTF-8", offset: offset(1 + invalid),
         expected: UnicodeValidation.utf8Expectation, context: ["field": "uri"])
     }
-    if let index = field.storage.withUnsafeBufferPointer(firstControlCharacter) {
+    if let index = firstControlCharacter(field) {
       throw NDEFError(
         .invalidURI, "the URI field holds the control character 0x\(String(field[index], radix: 16))",
         offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",

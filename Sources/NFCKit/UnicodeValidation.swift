@@ -10,12 +10,34 @@ enum UnicodeValidation {
   static let utf8Expectation = "well-formed UTF-8"
 
   /// Decodes well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
-  static func decodeUTF8(_ bytes: NDEFBytes) -> Outcome {
-    bytes.storage.withUnsafeBufferPointer { buffer in
-      let invalid = firstInvalidUTF8(buffer)
-      guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
-      return .valid(String(decoding: buffer, as: UTF8.self))
+  static func decodeUTF8(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
+    // US-ASCII is well-formed UTF-8, and the string needs no check of its own then.
+    if isASCII(buffer) { return .valid(String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true))) }
+    let invalid = firstInvalidUTF8(buffer)
+    guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
+    return .valid(String(decoding: buffer, as: UTF8.self))
+  }
+
+  /// The string of bytes that are well-formed UTF-8 (checked by the caller): copied as they are when they
+  /// are US-ASCII, otherwise decoded by the standard library, which checks them once more.
+  static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
+    if isASCII(buffer) { return String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true)) }
+    return String(decoding: buffer, as: UTF8.self)
+  }
+
+  /// Whether every byte is below 0x80, looked at eight bytes at a time.
+  static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var index = 0
+    while bytes.count - index >= 8 {
+      let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      guard word & 0x8080_8080_8080_8080 == 0 else { return false }
+      index += 8
     }
+    while index < bytes.count {
+      guard bytes[index] < 0x80 else { return false }
+      index += 1
+    }
+    return true
   }
 
   /// The index of the first byte that is not part of a well-formed UTF-8 sequence, or `bytes.count`.
@@ -74,42 +96,42 @@ enum UnicodeValidation {
 
   /// The byte index of the first problem in UTF-16 code units stored two bytes each in the given byte order
   /// (an odd trailing byte, an unpaired surrogate) and what was expected there, or `nil` when valid.
-  static func firstInvalidUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> (at: Int, expected: String)? {
-    guard bytes.count % 2 == 0 else { return (bytes.count - 1, "an even number of bytes of UTF-16") }
-    return bytes.storage.withUnsafeBufferPointer { buffer in
-      let count = buffer.count
-      // The byte of each unit that says whether it is a surrogate (D8-DF).
-      let high = bigEndian ? 0 : 1
-      var index = 0
-      while index < count {
-        // Runs without surrogates, one byte per unit looked at (`count` is even, so `index + high < count`).
-        while index < count, buffer[index + high] & 0xF8 != 0xD8 { index += 2 }
-        guard index < count else { break }
-        switch unit(buffer, at: index, bigEndian: bigEndian) {
-        case 0xD800...0xDBFF:
-          guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(buffer, at: index + 2, bigEndian: bigEndian))
-          else {
-            return (index, "a low surrogate (DC00-DFFF) after the high surrogate")
-          }
-          index += 4
-        case 0xDC00...0xDFFF:
-          return (index, "a high surrogate (D800-DBFF) before the low surrogate")
-        default:
-          index += 2
+  static func firstInvalidUTF16(_ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool) -> (
+    at: Int, expected: String
+  )? {
+    guard buffer.count % 2 == 0 else { return (buffer.count - 1, "an even number of bytes of UTF-16") }
+    let count = buffer.count
+    // The byte of each unit that says whether it is a surrogate (D8-DF).
+    let high = bigEndian ? 0 : 1
+    var index = 0
+    while index < count {
+      // Runs without surrogates, one byte per unit looked at (`count` is even, so `index + high < count`).
+      while index < count, buffer[index + high] & 0xF8 != 0xD8 { index += 2 }
+      guard index < count else { break }
+      switch unit(buffer, at: index, bigEndian: bigEndian) {
+      case 0xD800...0xDBFF:
+        guard index + 2 < count, (0xDC00...0xDFFF).contains(unit(buffer, at: index + 2, bigEndian: bigEndian))
+        else {
+          return (index, "a low surrogate (DC00-DFFF) after the high surrogate")
         }
+        index += 4
+      case 0xDC00...0xDFFF:
+        return (index, "a high surrogate (D800-DBFF) before the low surrogate")
+      default:
+        index += 2
       }
-      return nil
     }
+    return nil
   }
 
   /// Decodes UTF-16 code units stored two bytes each in the given byte order, straight to the string's
   /// UTF-8 (no array of code units on the way).
-  static func decodeUTF16(_ bytes: NDEFBytes, bigEndian: Bool) -> Outcome {
-    if let (index, expected) = firstInvalidUTF16(bytes, bigEndian: bigEndian) {
+  static func decodeUTF16(_ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool) -> Outcome {
+    if let (index, expected) = firstInvalidUTF16(buffer, bigEndian: bigEndian) {
       return .invalid(at: index, expected: expected)
     }
-    let text = bytes.storage.withUnsafeBufferPointer { buffer in
-      // A unit takes at most 3 bytes of UTF-8; a surrogate pair (2 units) takes 4.
+    // A unit takes at most 3 bytes of UTF-8; a surrogate pair (2 units) takes 4.
+    let text =
       String(unsafeUninitializedCapacity: buffer.count / 2 * 3) { utf8 in
         var written = 0
         var index = 0
@@ -142,7 +164,6 @@ enum UnicodeValidation {
         }
         return written
       }
-    }
     return .valid(text)
   }
 

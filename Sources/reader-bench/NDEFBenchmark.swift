@@ -243,23 +243,28 @@ private enum NDEFBenchmarkTimer {
   }
 
   /// The bytes added up, so that each is read (as `ndef_header_walk` adds them up; the C compiler vectorizes
-  /// its loop, Swift's does not, so this adds eight bytes at a time in four 16-bit lanes).
+  /// its loop, so this adds sixteen bytes at a time in sixteen 16-bit lanes, then eight, then one).
   static func sum(_ bytes: NDEFBytes) -> Int {
     bytes.withUnsafeBytes { buffer in
       let count = buffer.count
-      let lowBytes: UInt64 = 0x00FF_00FF_00FF_00FF
       var total: UInt64 = 0
       var index = 0
-      while count - index >= 8 {
-        // At most 128 words per pass: each adds at most 2 × 255 to a lane, and a lane holds 65,535.
-        let end = index + min(128, (count - index) / 8) * 8
-        var lanes: UInt64 = 0
+      while count - index >= 16 {
+        // At most 256 vectors per pass: each adds at most 255 to a lane, and a lane holds 65,535.
+        let end = index + min(256, (count - index) / 16) * 16
+        var lanes = SIMD16<UInt16>()
         while index < end {
-          let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-          lanes &+= (word & lowBytes) &+ (word >> 8 & lowBytes)
-          index += 8
+          lanes &+= SIMD16<UInt16>(
+            truncatingIfNeeded: buffer.loadUnaligned(fromByteOffset: index, as: SIMD16<UInt8>.self))
+          index += 16
         }
-        total &+= (lanes & 0xFFFF) &+ (lanes >> 16 & 0xFFFF) &+ (lanes >> 32 & 0xFFFF) &+ (lanes >> 48)
+        total &+= UInt64(SIMD16<UInt32>(truncatingIfNeeded: lanes).wrappedSum())
+      }
+      if count - index >= 8 {
+        let lanes = SIMD8<UInt16>(
+          truncatingIfNeeded: buffer.loadUnaligned(fromByteOffset: index, as: SIMD8<UInt8>.self))
+        total &+= UInt64(lanes.wrappedSum())
+        index += 8
       }
       while index < count {
         total &+= UInt64(buffer[index])
