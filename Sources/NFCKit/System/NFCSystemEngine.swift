@@ -224,15 +224,16 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// Publishes an event of the session to the system's observers, then to the session's; `change`
   /// first marks in the session's shared state what the event brings (its phase).
   private func publish(
-    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changing change: (inout SessionCore.Shared) -> Void = { _ in }
+    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changing change: ((inout SessionCore.Shared) -> Void)? = nil
   ) {
     guard hasObservers.load(ordering: .acquiring) else {
       // Nobody else to call first: one lock for the change and the session's observers, and no event
       // made for nobody.
-      core.publish(kind, changing: change)
+      core.publish(kind, changing: change ?? { _ in })
       return
     }
-    core.withShared(change)
+    // An event that changes nothing in the session's shared state takes no lock for it.
+    if let change { core.withShared(change) }
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
     observers.notify(event)
     core.publish(event)
