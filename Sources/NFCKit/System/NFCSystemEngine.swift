@@ -221,19 +221,25 @@ final class NFCSystemEngine: @unchecked Sendable {
     }
   }
 
+  /// Publishes an event of the session that changes nothing in its shared state.
+  private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
+    publish(kind, of: core, changesShared: false) { _ in }
+  }
+
   /// Publishes an event of the session to the system's observers, then to the session's; `change`
-  /// first marks in the session's shared state what the event brings (its phase).
+  /// first marks in the session's shared state what the event brings (its phase). `changesShared`
+  /// false: `change` does nothing, and no lock is taken for it before the system's observers.
   private func publish(
-    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changing change: ((inout SessionCore.Shared) -> Void)? = nil
+    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changesShared: Bool = true,
+    changing change: (inout SessionCore.Shared) -> Void
   ) {
     guard hasObservers.load(ordering: .acquiring) else {
       // Nobody else to call first: one lock for the change and the session's observers, and no event
       // made for nobody.
-      core.publish(kind, changing: change ?? { _ in })
+      core.publish(kind, changing: change)
       return
     }
-    // An event that changes nothing in the session's shared state takes no lock for it.
-    if let change { core.withShared(change) }
+    if changesShared { core.withShared(change) }
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
     observers.notify(event)
     core.publish(event)
