@@ -41,9 +41,10 @@ final class SessionCore: @unchecked Sendable {
   /// called only on the session's queue, which is why it need not be `Sendable`.
   weak var delegate: (any NFCNDEFReaderSessionDelegate)?
 
-  // On the scheduler only.
-  var completions: [NFCSessionStateMachine.OperationID: Completion] = [:]
-  var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
+  // On the scheduler only, one work item at a time, which is what excludes other accesses: the runtime's
+  // check of exclusive access is left out.
+  @exclusivity(unchecked) var completions: [NFCSessionStateMachine.OperationID: Completion] = [:]
+  @exclusivity(unchecked) var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
 
   let operations = Atomic<UInt64>(0)
   /// Guarded by the system's lock for this session (`withShared`), which is what excludes other

@@ -221,10 +221,17 @@ final class NFCSystemEngine: @unchecked Sendable {
     }
   }
 
+  /// Publishes an event of the session that changes nothing in its shared state.
+  private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
+    publish(kind, of: core, changesShared: false) { _ in }
+  }
+
   /// Publishes an event of the session to the system's observers, then to the session's; `change`
-  /// first marks in the session's shared state what the event brings (its phase).
+  /// first marks in the session's shared state what the event brings (its phase). `changesShared`
+  /// false: `change` does nothing, and no lock is taken for it before the system's observers.
   private func publish(
-    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changing change: (inout SessionCore.Shared) -> Void = { _ in }
+    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changesShared: Bool = true,
+    changing change: (inout SessionCore.Shared) -> Void
   ) {
     guard hasObservers.load(ordering: .acquiring) else {
       // Nobody else to call first: one lock for the change and the session's observers, and no event
@@ -232,7 +239,7 @@ final class NFCSystemEngine: @unchecked Sendable {
       core.publish(kind, changing: change)
       return
     }
-    core.withShared(change)
+    if changesShared { core.withShared(change) }
     let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
     observers.notify(event)
     core.publish(event)
