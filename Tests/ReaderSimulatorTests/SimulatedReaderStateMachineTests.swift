@@ -145,4 +145,20 @@ private let update = ReaderSoftwareUpdate(
     #expect(lost.timerFired(.installStep, around, random: &random) == [], "a step after the link dropped")
     #expect(lost.reader.softwareVersion == "2.01.00.17")
   }
+
+  @Test func aScaledAdvertisingIntervalIsExactlyWhatDurationTimesDoubleGives() {
+    let seed: UInt64 = 20
+    print("seed \(seed)")
+    var random = SeededRandom(seed: seed)
+    let intervals: [Duration] = [
+      .microseconds(1), .milliseconds(100), .seconds(1), .nanoseconds(123_456_789), .seconds(9), .seconds(3600),
+      .seconds(86_400 * 365),
+    ]
+    for interval in intervals {
+      let scaled = Machine.Interval(interval)
+      for factor in [0, 0.8, 1, 1.2, 0.999_999_999] + (0..<5_000).map({ _ in 1.5 * random.nextUnit() }) {
+        #expect(scaled.scaled(by: factor) == interval * factor, "seed \(seed): \(interval) times \(factor)")
+      }
+    }
+  }
 }

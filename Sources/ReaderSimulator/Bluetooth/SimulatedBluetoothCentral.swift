@@ -47,6 +47,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   /// The mean interval between two advertisements of one reader in this world.
   public let advertisingInterval: Duration
+  /// `advertisingInterval`, ready to be scaled at every advertisement.
+  private let interval: SimulatedReaderStateMachine.Interval
 
   private typealias Machine = SimulatedReaderStateMachine
 
@@ -144,6 +146,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   public init(clock: VirtualClock, seed: UInt64, advertisingInterval: Duration = defaultAdvertisingInterval) {
     self.clock = clock
     self.advertisingInterval = max(advertisingInterval, .microseconds(1))
+    interval = SimulatedReaderStateMachine.Interval(self.advertisingInterval)
     self.world = Locked(World(random: SeededRandom(seed: seed)))
   }
 
@@ -463,8 +466,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   /// What the readers see of the world now.
   private func surroundings(_ world: World) -> Machine.Surroundings {
-    Machine.Surroundings(
-      radioOn: world.radioOn, scanning: world.scanning, now: clock.elapsed, advertisingInterval: advertisingInterval)
+    Machine.Surroundings(radioOn: world.radioOn, scanning: world.scanning, now: clock.elapsed, interval: interval)
   }
 
   /// Feeds the reader `serialNumber` an input and performs what it says; returns its events.

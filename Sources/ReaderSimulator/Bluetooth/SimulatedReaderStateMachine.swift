@@ -60,7 +60,42 @@ struct SimulatedReaderStateMachine {
     var radioOn: Bool
     var scanning: Bool
     var now: Duration
-    var advertisingInterval: Duration
+    var interval: Interval
+
+    /// The mean interval between two advertisements.
+    var advertisingInterval: Duration { interval.duration }
+
+    init(radioOn: Bool, scanning: Bool, now: Duration, interval: Interval) {
+      self.radioOn = radioOn
+      self.scanning = scanning
+      self.now = now
+      self.interval = interval
+    }
+
+    init(radioOn: Bool, scanning: Bool, now: Duration, advertisingInterval: Duration) {
+      self.init(radioOn: radioOn, scanning: scanning, now: now, interval: Interval(advertisingInterval))
+    }
+  }
+
+  /// The advertising interval, with its attoseconds as a `Double` worked out once per world: scaling it is what
+  /// `Duration * Double` does (`Int128(Double(attoseconds) * factor)`), without converting the interval to a
+  /// `Double` and back through `Int128`'s generic conversions at every advertisement.
+  struct Interval {
+    let duration: Duration
+    private let attoseconds: Double
+
+    init(_ duration: Duration) {
+      self.duration = duration
+      attoseconds = Double(duration.attoseconds)
+    }
+
+    /// `duration * factor`, to the attosecond.
+    func scaled(by factor: Double) -> Duration {
+      let scaled = attoseconds * factor
+      // Truncating through `Int64` where the value fits is the same truncation as `Int128`'s, in one instruction.
+      guard abs(scaled) < 9.2e18 else { return Duration(attoseconds: Int128(scaled)) }
+      return Duration(attoseconds: Int128(Int64(scaled)))
+    }
   }
 
   /// An update being installed: the image is kept aside until the last step.
@@ -397,7 +432,7 @@ struct SimulatedReaderStateMachine {
     guard world.scanning, !armed.contains(.advertise), !linked, isReachable(world) else { return nil }
     let unit = random.nextUnit()
     // The first advertisement comes at a random point of the interval; the rest every 0.8–1.2 intervals.
-    let delay = first ? world.advertisingInterval * unit : world.advertisingInterval * (0.8 + 0.4 * unit)
+    let delay = world.interval.scaled(by: first ? unit : 0.8 + 0.4 * unit)
     armed.insert(.advertise)
     return delay
   }
