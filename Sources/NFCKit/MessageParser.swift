@@ -141,7 +141,8 @@ struct MessageParser {
           typeLength: header.typeLength, identifierLength: header.idLength)
         last = header
       }
-      if options.validatesWellKnownPayloads {
+      // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
+      if options.validatesWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
         do {
           try validateWellKnownPayload(of: record, header: header, budget: &budget, values: &reader)
         } catch {

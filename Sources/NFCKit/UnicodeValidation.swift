@@ -104,6 +104,17 @@ enum UnicodeValidation {
     // The byte of each unit that says whether it is a surrogate (D8-DF).
     let high = bigEndian ? 0 : 1
     var index = 0
+    // The high bytes of four units at a time, each made 0 exactly when it is D8-DF (a surrogate); the low
+    // bytes set to FF so that only high bytes can be 0.
+    let highBytes: UInt64 = bigEndian ? 0x00FF_00FF_00FF_00FF : 0xFF00_FF00_FF00_FF00
+    let surrogate: UInt64 = 0xD8D8_D8D8_D8D8_D8D8 & highBytes
+    while count - index >= 8 {
+      let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      let lanes = ((word & (0xF8F8_F8F8_F8F8_F8F8 & highBytes)) ^ surrogate) | ~highBytes
+      // Some byte of `lanes` is 0: a surrogate among the four units.
+      guard (lanes &- 0x0101_0101_0101_0101) & ~lanes & 0x8080_8080_8080_8080 == 0 else { break }
+      index += 8
+    }
     while index < count {
       // Runs without surrogates, one byte per unit looked at (`count` is even, so `index + high < count`).
       while index < count, buffer[index + high] & 0xF8 != 0xD8 { index += 2 }
@@ -135,6 +146,19 @@ enum UnicodeValidation {
       String(unsafeUninitializedCapacity: buffer.count / 2 * 3) { utf8 in
         var written = 0
         var index = 0
+        // Four units at a time while they are all US-ASCII (high byte 0, low byte below 0x80).
+        let notASCII: UInt64 = bigEndian ? 0x80FF_80FF_80FF_80FF : 0xFF80_FF80_FF80_FF80
+        let shift: UInt64 = bigEndian ? 8 : 0
+        while buffer.count - index >= 8 {
+          let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+          guard word & notASCII == 0 else { break }
+          utf8[written] = UInt8(truncatingIfNeeded: word >> shift)
+          utf8[written + 1] = UInt8(truncatingIfNeeded: word >> (16 + shift))
+          utf8[written + 2] = UInt8(truncatingIfNeeded: word >> (32 + shift))
+          utf8[written + 3] = UInt8(truncatingIfNeeded: word >> (48 + shift))
+          written += 4
+          index += 8
+        }
         while index + 1 < buffer.count {
           let first = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
           index += 2

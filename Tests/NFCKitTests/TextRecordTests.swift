@@ -116,6 +116,36 @@ import Testing
     #expect(error?.offset == offset)
   }
 
+  /// UTF-16 text read four units at a time: a surrogate, a non-ASCII unit or an ASCII one at every position
+  /// of texts up to 20 units long, both byte orders, decoded as the standard library decodes the units, and
+  /// a lone surrogate reported at its own offset.
+  @Test(arguments: [true, false])
+  func readsUTF16TextsAtEveryPositionAsTheStandardLibraryDoes(bigEndian: Bool) throws {
+    let specials: [[UInt16]] = [[0xD83D, 0xDE00], [0xD83D], [0xDE00], [0x00E9], [0x20AC], [0x0100], [0x0041]]
+    for length in 0...20 {
+      for position in 0...length {
+        for special in specials {
+          var units = (0..<length).map { UInt16(0x61 + $0 % 26) }
+          units.insert(contentsOf: special, at: position)
+          let body = units.flatMap {
+            bigEndian ? [UInt8($0 >> 8), UInt8($0 & 0xFF)] : [UInt8($0 & 0xFF), UInt8($0 >> 8)]
+          }
+          // A byte-order mark for little-endian text; none for big-endian (the default order).
+          let payload: [UInt8] = [0x82, 0x65, 0x6E] + (bigEndian ? [] : [0xFF, 0xFE]) + body
+          let record = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: [0x54], payload: NDEFBytes(payload))
+          let textStart = bigEndian ? 3 : 5
+          if special.count == 1, (0xD800...0xDFFF).contains(special[0]) {
+            let error = thrownError { () throws(NDEFError) in try TextRecord(record) }
+            #expect(error?.code == .invalidUTF16, "units \(units)")
+            #expect(error?.offset == textStart + 2 * position, "units \(units)")
+          } else {
+            #expect(try TextRecord(record).text == String(decoding: units, as: UTF16.self), "units \(units)")
+          }
+        }
+      }
+    }
+  }
+
   @Test func rejectsRecordsOfAnotherType() throws {
     let error = thrownError { () throws(NDEFError) in try TextRecord(NDEFRecord.uri("tel:1")) }
     #expect(error?.code == .typeMismatch)
