@@ -25,9 +25,7 @@ options="history_size=4 second_deadlock_stack=1"
 if [ -f .ci/tsan.supp ]; then options="suppressions=$PWD/.ci/tsan.supp $options"; fi
 export TSAN_OPTIONS="$options ${TSAN_OPTIONS:-}"
 # Left out: the suites that start readerctl processes (see above). READERKIT_TSAN_SKIP overrides.
-# HTTPUpdateCatalogTests too: its local HTTP(S) server processes stalled past the one-minute limits
-# in one run of two on a loaded machine.
-skip=${READERKIT_TSAN_SKIP-'^readerctlTests\.|\.ReaderctlBlueZTests|\.HTTPUpdateCatalogTests'}
+skip=${READERKIT_TSAN_SKIP-'^readerctlTests\.|\.ReaderctlBlueZTests'}
 
 flags=(--scratch-path .build-tsan --sanitize=thread -Xswiftc -warnings-as-errors)
 scratch=$(mktemp)
