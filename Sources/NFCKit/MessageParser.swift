@@ -59,6 +59,20 @@ struct MessageParser {
   func parseMessage<Values: RecordValueSink>(budget: inout Int, values: inout Values) throws(NDEFError)
     -> [NDEFRecord]
   {
+    var reader = RecordsAndValues(values: values)
+    // The values are handed back whether or not the parse succeeds.
+    defer { values = reader.values }
+    try parseMessage(budget: &budget, into: &reader)
+    return reader.records
+  }
+
+  /// Parses the whole buffer as one message, handing `reader` the typed view of each record (see
+  /// ``building``) as soon as its payload has been checked, then the record itself.
+  ///
+  /// - Parameter budget: records that may still be read (shared with nested messages); decremented per chunk.
+  func parseMessage<Reader: RecordValueSink & RecordCollector>(budget: inout Int, into reader: inout Reader)
+    throws(NDEFError)
+  {
     guard depth <= options.effectiveMaxNestingDepth else {
       throw failure(
         .nestingTooDeep, "Smart Posters nest \(depth) deep", at: 0,
@@ -72,21 +86,20 @@ struct MessageParser {
         .zeroLengthMessage, depth == 0 ? "the input is empty" : "the nested message is empty", at: 0,
         expected: "at least one record (the empty message is D0 00 00)", record: 0)
     }
-    var records: [NDEFRecord] = []
     // Room for a few records without looking ahead (most messages are short); a message with more is
     // measured when the array is full, so it is allocated once more, to its exact size.
-    records.reserveCapacity(min(Self.recordsReservedUpFront, count / 3, budget))
-    values.reserve(records.capacity)
+    reader.reserveCapacity(min(Self.recordsReservedUpFront, count / 3, budget))
+    reader.reserve(reader.capacity)
     var position = 0
+    var index = 0
     while true {
-      let index = records.count
       guard position < count else {
         throw failure(
           .missingMessageEnd, "the input ends after record \(index - 1), which does not have the ME flag",
           at: position, expected: "another record, or the ME flag on the last record", record: index)
       }
-      if index == records.capacity {
-        records.reserveCapacity(index + headerCount(from: position, upTo: budget))
+      if index == reader.capacity {
+        reader.reserveCapacity(index + headerCount(from: position, upTo: budget))
       }
       try spend(&budget, at: position, record: index)
       let header = try readHeader(at: position, record: index)
@@ -119,14 +132,14 @@ struct MessageParser {
       }
       if options.validatesWellKnownPayloads {
         do {
-          values.take(try validateWellKnownPayload(of: record, header: header, budget: &budget))
+          try validateWellKnownPayload(of: record, header: header, budget: &budget, values: &reader)
         } catch {
           throw depth > 0 ? error.naming(record: index, depth: depth) : error
         }
       } else {
-        values.take(.none)
+        reader.takeNone()
       }
-      records.append(consume record)
+      reader.append(consume record)
       position = last.end
       if last.messageEnd {
         guard position == count else {
@@ -134,8 +147,9 @@ struct MessageParser {
             .trailingBytes, "\(count - position) bytes follow the record with the ME flag", at: position,
             expected: "the end of the message after the ME record", record: index + 1)
         }
-        return records
+        return
       }
+      index += 1
     }
   }
 
@@ -423,18 +437,18 @@ struct MessageParser {
   }
 
   /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input;
-  /// returns the typed view of the record when ``building`` asks for it, built by that same parse.
-  private func validateWellKnownPayload(of record: NDEFRecord, header: RecordHeader, budget: inout Int)
-    throws(NDEFError) -> NDEFRecordValue
-  {
-    guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return .none }
+  /// hands `values` the typed view of the record when ``building`` asks for it, built by that same parse.
+  private func validateWellKnownPayload<Values: RecordValueSink>(
+    of record: NDEFRecord, header: RecordHeader, budget: inout Int, values: inout Values
+  ) throws(NDEFError) {
+    guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return values.takeNone() }
     if record.isWellKnown(UInt8(ascii: "T")) {
       do {
         guard building != .nothing else {
           try TextRecord.check(record.payload) { $0 }
-          return .none
+          return values.takeNone()
         }
-        return .text(try TextRecord.parse(record.payload) { $0 })
+        values.take(text: try TextRecord.parse(record.payload) { $0 })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
@@ -442,9 +456,9 @@ struct MessageParser {
       do {
         guard building != .nothing else {
           try URIRecord.check(record.payload) { $0 }
-          return .none
+          return values.takeNone()
         }
-        return .uri(try URIRecord.parse(record.payload) { $0 })
+        values.take(uri: try URIRecord.parse(record.payload) { $0 })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
@@ -452,9 +466,10 @@ struct MessageParser {
       let poster = try SmartPosterRecord.parse(
         record.payload, options: options, depth: depth + 1, budget: &budget, offset: payloadOffsets(of: header),
         building: building == .all)
-      return poster.map(NDEFRecordValue.smartPoster) ?? .none
+      if let poster { values.take(smartPoster: poster) } else { values.takeNone() }
+    } else {
+      values.takeNone()
     }
-    return .none
   }
 }
 

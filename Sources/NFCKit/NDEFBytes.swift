@@ -75,7 +75,20 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
 
   /// The bytes as a string when they are all US-ASCII (0x00–0x7F), otherwise `nil`.
   public var asciiString: String? {
-    storage.allSatisfy { $0 < 0x80 } ? String(decoding: storage, as: UTF8.self) : nil
+    storage.withUnsafeBufferPointer { bytes in
+      var index = 0
+      // Eight bytes at a time while no high bit is set.
+      while bytes.count - index >= 8 {
+        let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+        guard word & 0x8080_8080_8080_8080 == 0 else { return nil }
+        index += 8
+      }
+      while index < bytes.count {
+        guard bytes[index] < 0x80 else { return nil }
+        index += 1
+      }
+      return String(decoding: bytes, as: UTF8.self)
+    }
   }
 
   /// The same as ``hex``.

@@ -67,9 +67,15 @@ public struct NDEFDecoder: Sendable {
   /// if case .uri(let link) = typed.values[0] { print(link.uri) }
   /// ```
   public func decodeTyped(_ bytes: [UInt8]) throws(NDEFError) -> NDEFTypedMessage {
+    try decodeTyped(bytes[...])
+  }
+
+  /// Decodes one message that fills `bytes` exactly and reads its Text, URI and Smart Poster records, as
+  /// ``decodeTyped(_:)`` does (no copy of the slice; `offset` counts from `bytes.startIndex`).
+  func decodeTyped(_ bytes: ArraySlice<UInt8>) throws(NDEFError) -> NDEFTypedMessage {
     var options = options
     options.validatesWellKnownPayloads = true
-    let parser = MessageParser(input: bytes[...], options: options, depth: 0, absolute: .identity, building: .all)
+    let parser = MessageParser(input: bytes, options: options, depth: 0, absolute: .identity, building: .all)
     var budget = options.effectiveMaxRecords
     var values: [NDEFRecordValue] = []
     let records = try parser.parseMessage(budget: &budget, values: &values)

@@ -28,24 +28,48 @@ public enum NDEFJSON {
     value(for: message.records, options: options, depth: 0, insideSmartPoster: false).rendered
   }
 
+  /// The JSON text for a message decoded with ``NDEFDecoder/decodeTyped(_:)``: the same text as
+  /// `render(typed.message, options: options)`, with each Text, URI and Smart Poster
+  /// record read from the value the decode built instead of parsing its payload again.
+  public static func render(_ typed: NDEFTypedMessage, options: NDEFDecodingOptions = NDEFDecodingOptions()) -> String {
+    value(for: typed.records, values: typed.values, options: options, depth: 0, insideSmartPoster: false).rendered
+  }
+
   /// The JSON text for one record.
   public static func render(_ record: NDEFRecord, options: NDEFDecodingOptions = NDEFDecodingOptions()) -> String {
     value(for: record, options: options, depth: 0, insideSmartPoster: false).rendered
   }
 
+  /// The JSON object for a message; `values`, when given, are the typed views of `records`, in order.
   private static func value(
-    for records: [NDEFRecord], options: NDEFDecodingOptions, depth: Int, insideSmartPoster: Bool
+    for records: [NDEFRecord], values: [NDEFRecordValue]? = nil, options: NDEFDecodingOptions, depth: Int,
+    insideSmartPoster: Bool
   ) -> JSONValue {
     .sortedObject([
       "records": .array(
-        records.map { value(for: $0, options: options, depth: depth, insideSmartPoster: insideSmartPoster) })
+        array(
+          for: records, values: values, options: options, depth: depth,
+          insideSmartPoster: insideSmartPoster))
     ])
   }
 
-  /// The JSON object for a record of a message nested `depth` Smart Posters deep.
-  private static func value(for record: NDEFRecord, options: NDEFDecodingOptions, depth: Int, insideSmartPoster: Bool)
-    -> JSONValue
-  {
+  /// The JSON objects of the records of a message, with their typed views when `values` holds them.
+  private static func array(
+    for records: [NDEFRecord], values: [NDEFRecordValue]?, options: NDEFDecodingOptions, depth: Int,
+    insideSmartPoster: Bool
+  ) -> [JSONValue] {
+    records.indices.map {
+      value(
+        for: records[$0], typed: values?[$0], options: options, depth: depth, insideSmartPoster: insideSmartPoster)
+    }
+  }
+
+  /// The JSON object for a record of a message nested `depth` Smart Posters deep; `typed`, when given, is the
+  /// record's typed view built by the decode (so its payload is not parsed again).
+  private static func value(
+    for record: NDEFRecord, typed: NDEFRecordValue? = nil, options: NDEFDecodingOptions, depth: Int,
+    insideSmartPoster: Bool
+  ) -> JSONValue {
     var fields: [String: JSONValue] = [
       "tnf": .int(Int(record.typeNameFormat.rawValue)), "type": .string(record.type.hex),
       "id": .string(record.identifier.hex), "payload": .string(record.payload.hex),
@@ -54,7 +78,7 @@ public enum NDEFJSON {
       switch record.typeNameFormat {
       case .nfcWellKnown:
         try addWellKnownFields(
-          of: record, to: &fields, options: options, depth: depth, insideSmartPoster: insideSmartPoster)
+          of: record, typed: typed, to: &fields, options: options, depth: depth, insideSmartPoster: insideSmartPoster)
       case .media:
         if let mediaType = record.mediaType {
           fields["mediaType"] = .string(mediaType)
@@ -74,11 +98,12 @@ public enum NDEFJSON {
   }
 
   private static func addWellKnownFields(
-    of record: NDEFRecord, to fields: inout [String: JSONValue], options: NDEFDecodingOptions, depth: Int,
-    insideSmartPoster: Bool
+    of record: NDEFRecord, typed: NDEFRecordValue?, to fields: inout [String: JSONValue], options: NDEFDecodingOptions,
+    depth: Int, insideSmartPoster: Bool
   ) throws(NDEFError) {
     if record.isWellKnown("T") {
-      let text = try TextRecord(record)
+      let text: TextRecord
+      if case .text(let built) = typed { text = built } else { text = try TextRecord(record) }
       fields["text"] = .string(text.text)
       fields["language"] = .string(text.languageCode)
       fields["encoding"] = .string(text.encoding.isUTF16 ? "UTF-16" : "UTF-8")
@@ -87,7 +112,8 @@ public enum NDEFJSON {
         fields["bom"] = .bool(text.encoding != .utf16BigEndian)
       }
     } else if record.isWellKnown("U") {
-      let uri = try URIRecord(record)
+      let uri: URIRecord
+      if case .uri(let built) = typed { uri = built } else { uri = try URIRecord(record) }
       fields["uri"] = .string(uri.uri)
       fields["uriPrefix"] = .int(Int(uri.prefix.code))
     } else if record.isWellKnown("Sp") {
@@ -95,11 +121,25 @@ public enum NDEFJSON {
       // ends in an "error" field rather than deep recursion.
       var nestedOptions = options
       nestedOptions.maxNestingDepth = options.effectiveMaxNestingDepth - depth
-      let poster = try SmartPosterRecord(record, options: nestedOptions)
+      let poster: SmartPosterRecord
+      if case .smartPoster(let built) = typed {
+        poster = built
+      } else {
+        poster = try SmartPosterRecord(record, options: nestedOptions)
+      }
       nestedOptions.maxNestingDepth -= 1
-      let nested = try NDEFDecoder(options: nestedOptions).decode(record.payload)
-      fields["records"] = .array(
-        nested.records.map { value(for: $0, options: options, depth: depth + 1, insideSmartPoster: true) })
+      // The nested records with their typed views, from one parse (with the well-known checks, which that
+      // parse needs, only when they are on anyway).
+      let nestedDecoder = NDEFDecoder(options: nestedOptions)
+      if nestedOptions.validatesWellKnownPayloads, let nested = try? nestedDecoder.decodeTyped(record.payload.storage) {
+        fields["records"] = .array(
+          array(for: nested.records, values: nested.values, options: options, depth: depth + 1, insideSmartPoster: true)
+        )
+      } else {
+        let nested = try nestedDecoder.decode(record.payload)
+        fields["records"] = .array(
+          array(for: nested.records, values: nil, options: options, depth: depth + 1, insideSmartPoster: true))
+      }
       fields["uri"] = .string(poster.uri.uri)
       fields["titles"] = .array(
         poster.titles.map { .sortedObject(["language": .string($0.languageCode), "text": .string($0.text)]) })

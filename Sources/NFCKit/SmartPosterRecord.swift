@@ -126,104 +126,175 @@ public struct SmartPosterRecord: Hashable, Sendable {
   /// Parses a Smart Poster payload as a nested message at `depth`; `offset` maps payload indices to the
   /// offsets reported in errors. With `building` false it only checks (the decoder's check) and returns nil.
   ///
-  /// With the well-known checks on, the parse of the nested message that checks its URI and Text payloads
-  /// also builds their values, once; the rules of a Smart Poster are checked after the whole nested message
-  /// has parsed, so its structural errors come first.
+  /// Each record of the nested message is read as the parser hands it on, so no list of them is kept; with
+  /// the well-known checks on, the parse that checks its URI and Text payloads also builds their values, once.
+  /// The rules of a Smart Poster are checked in record order, but the first one broken is reported only once
+  /// the whole nested message has parsed, so that its structural errors come first.
   static func parse(
     _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
     building: Bool = true
   ) throws(NDEFError) -> SmartPosterRecord? {
-    // With the well-known checks on, the parser has checked the Text and URI payloads already.
+    // With the well-known checks on, the parser checks (and builds) the Text and URI payloads itself.
     let checked = options.validatesWellKnownPayloads
     let parser = MessageParser(
       input: payload.storage, options: options, depth: depth, absolute: offset,
       building: building && checked ? .textAndURI : .nothing)
-    var parts = Parts()
-    let records = try parser.parseMessage(budget: &budget, values: &parts)
+    var reader = Reader(building: building, checked: checked)
+    try parser.parseMessage(budget: &budget, into: &reader)
 
-    func violation(_ message: String, record index: Int, expected: String) -> NDEFError {
-      NDEFError(
-        .invalidSmartPoster, message, offset: offset(parser.start(ofRecord: index)), expected: expected,
-        context: ["record": String(index), "depth": String(depth)])
+    if let broken = reader.broken {
+      switch broken {
+      case .rule(let message, let index, let expected):
+        throw NDEFError(
+          .invalidSmartPoster, message, offset: offset(parser.start(ofRecord: index)), expected: expected,
+          context: ["record": String(index), "depth": String(depth)])
+      case .payload(let error, let index):
+        // A typed payload check reports offsets in the payload; the decoder reports them in its input.
+        throw error.mappingOffset { parser.offset(ofPayloadByte: $0, record: index) }.naming(
+          record: index, depth: depth)
+      case .resourceTypeUTF8(let invalid, let index):
+        throw NDEFError(
+          .invalidUTF8, "the type record is not valid UTF-8",
+          offset: parser.offset(ofPayloadByte: invalid, record: index),
+          expected: UnicodeValidation.utf8Expectation, context: ["record": String(index), "depth": String(depth)])
+      }
+    }
+    guard reader.seenURI else {
+      throw NDEFError(
+        .invalidSmartPoster, "the Smart Poster has no URI record", offset: offset(0),
+        expected: "exactly one URI record", context: ["depth": String(depth)])
+    }
+    guard building else { return nil }
+    return reader.poster
+  }
+
+  /// Reads the records of a Smart Poster's nested message as the parser hands them on: the URI and Text
+  /// values it builds (with the well-known checks on), then each record, checked against the rules.
+  private struct Reader: RecordValueSink, RecordCollector {
+    /// A broken rule, kept until the whole nested message has parsed.
+    enum Broken {
+      /// A Smart Poster rule, at a record.
+      case rule(String, record: Int, expected: String)
+      /// A Text or URI payload that does not parse (checked here only with the well-known checks off),
+      /// with offsets in the payload.
+      case payload(NDEFError, record: Int)
+      /// A type record whose payload is not UTF-8 at byte `invalid`.
+      case resourceTypeUTF8(invalid: Int, record: Int)
     }
 
+    /// Whether the value is built (otherwise only checked).
+    let building: Bool
+    /// Whether the parser checked (and, building, built) the Text and URI payloads.
+    let checked: Bool
     var poster = SmartPosterRecord(uri: .init(prefix: .none, remainder: ""))
+    /// The first rule broken; nothing more is read after it.
+    var broken: Broken?
     var seenURI = false
-    var seenAction = false
-    var seenSize = false
-    var seenType = false
-    var languages = TitleLanguages()
-    /// An error of a typed payload check, which reports offsets in the payload, as the decoder reports it.
-    func failure(_ error: NDEFError, record index: Int) -> NDEFError {
-      error.mappingOffset { parser.offset(ofPayloadByte: $0, record: index) }.naming(record: index, depth: depth)
+    private var seenAction = false
+    private var seenSize = false
+    private var seenType = false
+    private var languages = TitleLanguages()
+    /// The records read so far.
+    private var index = 0
+    /// The records the parser has made room for (nothing is stored: only what it asks of a collector).
+    private(set) var capacity = 0
+    /// Room for this many titles is made at the first one.
+    private var roomForTitles = 0
+    /// Whether the parser's URI value was taken (the first one: a second URI breaks a rule).
+    private var tookURI = false
+
+    init(building: Bool, checked: Bool) {
+      self.building = building
+      self.checked = checked
     }
 
-    for index in records.indices {
-      let record = records[index]
+    mutating func reserve(_ count: Int) { roomForTitles = count }
+
+    mutating func reserveCapacity(_ count: Int) { capacity = count }
+
+    mutating func take(uri: consuming URIRecord) {
+      guard !tookURI else { return }
+      tookURI = true
+      poster.uri = uri
+    }
+
+    mutating func take(text: consuming TextRecord) {
+      if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
+      poster.titles.append(text)
+    }
+
+    mutating func take(smartPoster: consuming SmartPosterRecord) {}
+
+    mutating func takeNone() {}
+
+    mutating func append(_ record: consuming NDEFRecord) {
+      defer { index += 1 }
+      guard broken == nil else { return }
       if record.isWellKnown(UInt8(ascii: "U")) {
         guard !seenURI else {
-          throw violation("the Smart Poster has a second URI record", record: index, expected: "exactly one URI record")
+          return breaks("the Smart Poster has a second URI record", expected: "exactly one URI record")
         }
         seenURI = true
+        guard !checked else { return }
         do {
-          if building && !checked {
+          if building {
             poster.uri = try URIRecord.parse(record.payload) { $0 }
-          } else if !checked {
+          } else {
             try URIRecord.check(record.payload) { $0 }
           }
         } catch {
-          throw failure(error, record: index)
+          broken = .payload(error, record: index)
         }
       } else if record.isWellKnown(UInt8(ascii: "T")) {
-        do {
-          if building && !checked {
-            poster.titles.append(try TextRecord.parse(record.payload) { $0 })
-          } else if !checked {
-            try TextRecord.check(record.payload) { $0 }
+        if !checked {
+          do {
+            if building {
+              let title = try TextRecord.parse(record.payload) { $0 }
+              if poster.titles.isEmpty { poster.titles.reserveCapacity(roomForTitles) }
+              poster.titles.append(title)
+            } else {
+              try TextRecord.check(record.payload) { $0 }
+            }
+          } catch {
+            broken = .payload(error, record: index)
+            return
           }
-        } catch {
-          throw failure(error, record: index)
         }
-        guard languages.insert(titleAt: index, of: records) else {
+        guard languages.insert(titleOf: record) else {
           let language = String(decoding: TitleLanguages.key(of: record), as: UTF8.self)
-          throw violation(
-            "the Smart Poster has a second title in \"\(language)\"", record: index,
-            expected: "at most one title per language")
+          return breaks(
+            "the Smart Poster has a second title in \"\(language)\"", expected: "at most one title per language")
         }
       } else if record.isWellKnown(UInt8(ascii: "a"), UInt8(ascii: "c"), UInt8(ascii: "t")) {
         guard !seenAction else {
-          throw violation(
-            "the Smart Poster has a second action record", record: index, expected: "at most one act record")
+          return breaks("the Smart Poster has a second action record", expected: "at most one act record")
         }
         seenAction = true
         guard record.payload.count == 1, let value = Action(rawValue: record.payload[0]) else {
-          throw violation(
-            "the action record's payload is \(record.payload.hex)", record: index,
+          return breaks(
+            "the action record's payload is \(record.payload.hex)",
             expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
         }
         poster.action = value
       } else if record.isWellKnown(UInt8(ascii: "s")) {
         guard !seenSize else {
-          throw violation("the Smart Poster has a second size record", record: index, expected: "at most one s record")
+          return breaks("the Smart Poster has a second size record", expected: "at most one s record")
         }
         seenSize = true
         guard record.payload.count == 4 else {
-          throw violation(
-            "the size record's payload has \(record.payload.count) bytes", record: index,
-            expected: "a 4-byte big-endian size")
+          return breaks(
+            "the size record's payload has \(record.payload.count) bytes", expected: "a 4-byte big-endian size")
         }
         poster.size = record.payload.reduce(0) { $0 << 8 | UInt32($1) }
       } else if record.isWellKnown(UInt8(ascii: "t")) {
         guard !seenType else {
-          throw violation("the Smart Poster has a second type record", record: index, expected: "at most one t record")
+          return breaks("the Smart Poster has a second type record", expected: "at most one t record")
         }
         seenType = true
         let invalid = UnicodeValidation.firstInvalidUTF8(record.payload)
         guard invalid == record.payload.count else {
-          throw NDEFError(
-            .invalidUTF8, "the type record is not valid UTF-8",
-            offset: parser.offset(ofPayloadByte: invalid, record: index),
-            expected: UnicodeValidation.utf8Expectation, context: ["record": String(index), "depth": String(depth)])
+          broken = .resourceTypeUTF8(invalid: invalid, record: index)
+          return
         }
         if building { poster.resourceType = String(decoding: record.payload.storage, as: UTF8.self) }
       } else if building {
@@ -234,69 +305,61 @@ public struct SmartPosterRecord: Hashable, Sendable {
         }
       }
     }
-    guard seenURI else {
-      throw NDEFError(
-        .invalidSmartPoster, "the Smart Poster has no URI record", offset: offset(0),
-        expected: "exactly one URI record", context: ["depth": String(depth)])
-    }
-    guard building else { return nil }
-    if checked, let uri = parts.uri {
-      // The values the parser built: the only URI, and every title in order.
-      poster.uri = uri
-      poster.titles = parts.titles
-    }
-    return poster
-  }
 
-  /// The URI and Text values the parser of the nested message builds as it checks their payloads.
-  private struct Parts: RecordValueSink {
-    var uri: URIRecord?
-    var titles: [TextRecord] = []
-    /// Room for this many titles is made at the first one.
-    private var roomForTitles = 0
-
-    mutating func reserve(_ count: Int) { roomForTitles = count }
-
-    mutating func take(_ value: NDEFRecordValue) {
-      switch value {
-      case .uri(let value):
-        if uri == nil { uri = value }
-      case .text(let value):
-        if titles.isEmpty { titles.reserveCapacity(roomForTitles) }
-        titles.append(value)
-      case .smartPoster, .none:
-        break
-      }
+    /// Keeps the first broken rule, at the record being read.
+    private mutating func breaks(_ message: String, expected: String) {
+      broken = .rule(message, record: index, expected: expected)
     }
   }
 }
 
 /// The language codes of a Smart Poster's titles, to find a second title in one language (compared without
-/// regard to ASCII case): compared one by one with the earlier titles while there are few, in a set once
-/// there are many (a poster may hold thousands of titles).
+/// regard to ASCII case): the first few codes of at most eight bytes packed into integers kept inline, the
+/// others in a set (a poster may hold thousands of titles), so that a poster with a few titles allocates
+/// nothing here.
 private struct TitleLanguages {
-  /// Titles compared one by one before the set is built.
-  private static let fewTitles = 16
-  private var count = 0
+  /// The packed codes kept inline: a code of 1 to 8 printable bytes, lower-cased, little-endian, zero-padded
+  /// (so two packed codes are equal exactly when the codes are).
+  private var first: UInt64 = 0
+  private var second: UInt64 = 0
+  private var third: UInt64 = 0
+  private var fourth: UInt64 = 0
+  /// How many of `first` to `fourth` are in use.
+  private var packed = 0
+  /// The codes not packed.
   private var many: Set<[UInt8]> = []
 
-  /// Adds the language of the title `records[index]`, whose payload and those of the earlier titles are valid
-  /// Text payloads; returns false when an earlier title has the same language.
-  mutating func insert(titleAt index: Int, of records: [NDEFRecord]) -> Bool {
-    count += 1
-    let language = Self.language(of: records[index])
-    if count <= Self.fewTitles {
-      for earlier in 0..<index where records[earlier].isWellKnown(UInt8(ascii: "T")) {
-        if Self.sameIgnoringCase(Self.language(of: records[earlier]), language) { return false }
+  /// Adds the language of `title`, whose payload is a valid Text payload; returns false when an earlier title
+  /// has the same language.
+  mutating func insert(titleOf title: NDEFRecord) -> Bool {
+    let language = Self.language(of: title)
+    if let key = Self.packedKey(language) {
+      if (packed > 0 && first == key) || (packed > 1 && second == key) || (packed > 2 && third == key)
+        || (packed > 3 && fourth == key)
+      {
+        return false
       }
-      return true
-    }
-    if count == Self.fewTitles + 1 {
-      for earlier in 0..<index where records[earlier].isWellKnown(UInt8(ascii: "T")) {
-        many.insert(Self.key(of: records[earlier]))
+      switch packed {
+      case 0: first = key
+      case 1: second = key
+      case 2: third = key
+      case 3: fourth = key
+      default:
+        return many.insert(Self.key(of: title)).inserted
       }
+      packed += 1
+      // A code packed now may be in the set already (the set holds codes packed ones could not fit beside).
+      return many.isEmpty || !many.contains(Self.key(of: title))
     }
-    return many.insert(Self.key(of: records[index])).inserted
+    return many.insert(Self.key(of: title)).inserted
+  }
+
+  /// The code packed into an integer, or nil when it has more than eight bytes.
+  private static func packedKey(_ language: NDEFBytes) -> UInt64? {
+    guard language.count <= 8 else { return nil }
+    var key: UInt64 = 0
+    for index in 0..<language.count { key |= UInt64(lowercased(language[index])) << (8 * index) }
+    return key
   }
 
   /// The language code of a valid Text payload: after the status byte, as long as its low six bits say.
@@ -311,11 +374,5 @@ private struct TitleLanguages {
 
   private static func lowercased(_ byte: UInt8) -> UInt8 {
     (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-  }
-
-  private static func sameIgnoringCase(_ first: NDEFBytes, _ second: NDEFBytes) -> Bool {
-    guard first.count == second.count else { return false }
-    for index in 0..<first.count where lowercased(first[index]) != lowercased(second[index]) { return false }
-    return true
   }
 }

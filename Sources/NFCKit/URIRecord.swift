@@ -10,25 +10,64 @@
 /// value.remainder   // "example.com"
 /// try value.record().payload.hex // "026578616d706c652e636f6d"
 /// ```
-public struct URIRecord: Hashable, Sendable {
+public struct URIRecord: Hashable, Sendable, CustomReflectable {
   /// The abbreviation.
-  public var prefix: URIPrefix
+  public var prefix: URIPrefix {
+    get { storedPrefix }
+    set {
+      let remainder = remainder
+      storedPrefix = newValue
+      whole = Self.joined(newValue, remainder.utf8)
+    }
+  }
   /// The URI after the abbreviation, as stored in the URI field.
-  public var remainder: String
+  public var remainder: String {
+    get { String(decoding: whole.utf8.dropFirst(Self.prefixBytes(storedPrefix).count), as: UTF8.self) }
+    set { whole = Self.joined(storedPrefix, newValue.utf8) }
+  }
 
   /// The whole URI: the prefix's string followed by ``remainder``.
-  public var uri: String { prefix.string + remainder }
+  public var uri: String { whole }
+
+  /// The abbreviation (the stored half of ``prefix``).
+  private var storedPrefix: URIPrefix
+  /// The prefix's string followed by the remainder: built once, since readers ask for the whole URI (two
+  /// values are equal when both their prefixes and their whole URIs are, that is when they split the URI
+  /// the same way).
+  private var whole: String
 
   /// Creates a value for a URI, abbreviated with the longest matching prefix.
   public init(uri: String) {
-    prefix = URIPrefix.longestMatch(for: uri)
-    remainder = String(decoding: uri.utf8.dropFirst(URIPrefix.utf8Strings[Int(prefix.code)].count), as: UTF8.self)
+    storedPrefix = URIPrefix.longestMatch(for: uri)
+    whole = uri
   }
 
   /// Creates a value with an explicit abbreviation.
   public init(prefix: URIPrefix, remainder: String) {
-    self.prefix = prefix
-    self.remainder = remainder
+    storedPrefix = prefix
+    whole = Self.joined(prefix, remainder.utf8)
+  }
+
+  /// Shown as the two parts a URI record stores: `URIRecord(prefix: 0x02 "https://www.", remainder: "…")`.
+  public var customMirror: Mirror {
+    Mirror(self, children: ["prefix": prefix, "remainder": remainder], displayStyle: .struct)
+  }
+
+  /// The UTF-8 bytes a prefix stands for (none for a reserved code).
+  private static func prefixBytes(_ prefix: URIPrefix) -> [UInt8] {
+    prefix.isReserved ? [] : URIPrefix.utf8Strings[Int(prefix.code)]
+  }
+
+  /// The prefix's string followed by `remainder`, which is UTF-8: one string of exactly their size.
+  private static func joined(_ prefix: URIPrefix, _ remainder: some Collection<UInt8>) -> String {
+    guard !prefix.isReserved, prefix.code != 0 else { return String(decoding: remainder, as: UTF8.self) }
+    return URIPrefix.utf8Strings[Int(prefix.code)].withUnsafeBufferPointer { head in
+      String(unsafeUninitializedCapacity: head.count + remainder.count) { whole in
+        _ = whole.initialize(fromContentsOf: head)
+        _ = whole[head.count...].initialize(fromContentsOf: remainder)
+        return whole.count
+      }
+    }
   }
 
   /// Reads a URI record.
@@ -57,6 +96,7 @@ public struct URIRecord: Hashable, Sendable {
         .invalidURIPrefix, "the URI identifier code 0x\(String(prefix.code, radix: 16)) is reserved", offset: 0,
         expected: "an identifier code 0x00-0x23", context: ["field": "identifierCode"])
     }
+    let remainder = remainder
     if let index = remainder.utf8.firstIndex(where: { $0 < 0x20 }) {
       throw NDEFError(
         .invalidArgument, "the URI holds the control character 0x\(String(remainder.utf8[index], radix: 16))",
@@ -97,8 +137,8 @@ public struct URIRecord: Hashable, Sendable {
 
   /// The value of a payload that has passed ``check(_:offset:)`` (so it has an identifier code and valid UTF-8).
   init(checked payload: NDEFBytes) {
-    prefix = URIPrefix(readingCode: payload[0])
-    remainder = String(decoding: payload[1..<payload.count].storage, as: UTF8.self)
+    storedPrefix = URIPrefix(readingCode: payload[0])
+    whole = Self.joined(storedPrefix, payload.storage.dropFirst())
   }
 
   /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.

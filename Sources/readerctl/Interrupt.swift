@@ -37,8 +37,18 @@ enum Interrupt {
 
 /// Signal handling through Dispatch: the handler runs on a global queue, never inside the signal.
 enum SignalWatch {
-  /// Stops `signal`'s default action and runs `handler` each time it arrives; keep the source.
+  /// Stops `signal`'s default action and runs `handler` each time it arrives; keep the source. Call it
+  /// on the main thread: from then on the signal is never lost, even if it arrives at once.
+  ///
+  /// Dispatch arms the source later, on a thread of its own; until then an ignored signal that is not
+  /// blocked is discarded by the kernel (a Ctrl-C right after `install()` did nothing). Blocked on the
+  /// main thread, which a signal sent to the process targets, it stays pending until the source reads
+  /// it. Dispatch's own threads block it already.
   static func start(_ signal: Int32, handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
+    var blocked = sigset_t()
+    sigemptyset(&blocked)
+    sigaddset(&blocked, signal)
+    pthread_sigmask(SIG_BLOCK, &blocked, nil)
     #if canImport(Glibc)
       _ = Glibc.signal(signal, SIG_IGN)
     #else

@@ -210,7 +210,7 @@ struct NDEFCommand {
       bytes = try readFile(input)
     }
     if options.has("hex") { bytes = try Self.parseHex(bytes) }
-    return NDEFJSON.render(try Self.decodeMessage(bytes)) + "\n"
+    return NDEFJSON.render(try Self.decodeTyped(bytes)) + "\n"
   }
 
   /// `arguments` parsed against `help`'s options, a usage error as this command reports it.
@@ -226,6 +226,15 @@ struct NDEFCommand {
   private static func decodeMessage(_ bytes: [UInt8]) throws(NDEFCommandFailure) -> NDEFMessage {
     do {
       return try NDEFDecoder().decode(bytes)
+    } catch {
+      throw .data(malformed(error))
+    }
+  }
+
+  /// The message in `bytes` with the typed views of its records, as `decode` reads it.
+  private static func decodeTyped(_ bytes: [UInt8]) throws(NDEFCommandFailure) -> NDEFTypedMessage {
+    do {
+      return try NDEFDecoder().decodeTyped(bytes)
     } catch {
       throw .data(malformed(error))
     }

@@ -22,12 +22,9 @@ import Testing
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
   }
 
-  /// Runs the built `readerctl` to its end, on a thread of its own (see `BlueZPeer.offPool`).
+  /// Runs the built `readerctl` to its end, reading its output and waiting for it on a thread of its
+  /// own; one still running after 50 s is killed (SIGTERM, then SIGKILL) and the run throws.
   static func readerctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
-    try await BlueZPeer.offPool { try runReaderctl(arguments, environment: environment) }
-  }
-
-  static func runReaderctl(_ arguments: [String], environment: [String: String]) throws -> Run {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -38,12 +35,18 @@ import Testing
     process.standardError = err
     let started = ContinuousClock.now
     try process.runWithSignalsUnblocked()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Run(
-      status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-      stderr: String(decoding: stderr, as: UTF8.self), elapsed: ContinuousClock.now - started)
+    return try await offPool {
+      var stdout = Data()
+      var stderr = Data()
+      try process.bounded(within: .seconds(50)) {
+        stdout = out.fileHandleForReading.readDataToEndOfFile()
+        stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+      }
+      return Run(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self), elapsed: ContinuousClock.now - started)
+    }
   }
 
   /// A directory of its own for a test's files, removed at the end.

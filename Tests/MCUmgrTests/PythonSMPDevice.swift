@@ -55,10 +55,12 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
     try process.runWithSignalsUnblocked()
   }
 
-  /// Ends the process (it exits at the end of its input).
+  /// Ends the process (it exits at the end of its input; one still running 10 s later is killed).
+  /// Synchronous, for the `defer` of a synchronous test: the device answers each command within
+  /// milliseconds, driven from the virtual clock's synchronous callbacks.
   func close() {
     try? input.fileHandleForWriting.close()
-    process.waitUntilExit()
+    try? process.waitForExit(within: .seconds(10))
   }
 
   /// Sends one command line and returns the answer's lines (up to the `.` line).
@@ -189,14 +191,14 @@ final class PythonSMPDevice: SMPTransport, SMPTransportProvider, @unchecked Send
   }
 
   @Test(.enabled(if: PythonSMPDevice.enabled, note))
-  func thePythonDevicePassesItsOwnSelfTest() throws {
+  func thePythonDevicePassesItsOwnSelfTest() async throws {
     let python = try #require(PythonSMPDevice.python, "READERKIT_CI=1 requires python3")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = [PythonSMPDevice.script.path, "--self-test"]
     process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
+    try process.runWithSignalsUnblocked()
+    try await process.exit(within: .seconds(50))
     #expect(process.terminationStatus == 0)
   }
 

@@ -102,6 +102,29 @@ import Testing
     }
   }
 
+  @Test func aTypedDecodeRendersTheSameTextAsItsMessage() throws {
+    var random = SeededRandom(seed: 7)
+    var messages = [try NDEFDecoder().decode(SmartPosterRecordTests.example)]
+    for _ in 0..<200 { messages.append(try RandomMessages.message(&random)) }
+    // A Smart Poster inside a Smart Poster, with an icon and an external record beside its URI and title.
+    let inner = SmartPosterRecord(
+      uri: URIRecord(uri: "https://x.org"), titles: [TextRecord(text: "Hi", languageCode: "en")],
+      icons: [try .media(type: "image/png", payload: [0x89, 0x50])],
+      additionalRecords: [try .external("a.b:c", payload: [0x7A])])
+    messages.append(
+      NDEFMessage(
+        try SmartPosterRecord(uri: URIRecord(uri: "tel:1"), additionalRecords: [try inner.record()]).record(),
+        try .text("UTF-16", encoding: .utf16LittleEndianWithBOM)))
+    var rendered = 0
+    for message in messages {
+      // Messages whose well-known payloads do not parse have no typed decode.
+      guard let typed = try? NDEFDecoder().decodeTyped(message.encoded()) else { continue }
+      #expect(NDEFJSON.render(typed) == NDEFJSON.render(typed.message), "seed 7, \(message)")
+      rendered += 1
+    }
+    #expect(rendered > 100)
+  }
+
   private func parse(_ json: String) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
   }

@@ -84,6 +84,41 @@ import Testing
     #expect(!h.radio.isPolling && h.radio.currentRound == nil)
   }
 
+  /// The app's `invalidate()` may run on its thread after the system has decided that the session
+  /// becomes active and before it has said so. The radio is asked to show the sheet in that very step,
+  /// just before `didBecomeActive` is published, so the app's call made from there lands exactly in the
+  /// window: `isReady` stays false from the call on, even as `didBecomeActive` goes out, and the session
+  /// ends with the app's reason. Both ways of publishing are covered: with and without an observer of
+  /// the whole system.
+  @Test(arguments: [true, false])
+  func anInvalidateBetweenTheDecisionToBecomeActiveAndItsPublicationKeepsTheSessionNotReady(systemObserved: Bool) {
+    let clock = VirtualClock()
+    let radio = SimulatedNFCRadio(clock: clock, seed: 1, timing: .instant)
+    let sessions = Box<NFCNDEFReaderSession>()
+    let readyAfterInvalidate = Box<Bool>()
+    let recorder = RecordingNFCRadio(wrapping: radio, scheduler: clock) { line in
+      guard line.contains("\"presentSheet\""), let session = sessions.last else { return }
+      session.invalidate()
+      readyAfterInvalidate.put(session.isReady)
+    }
+    let system = NFCReaderSystem(radio: recorder, scheduler: clock)
+    let events = Box<NFCReaderEvent>()
+    if systemObserved { system.addEventObserver { events.put($0) } }
+    let delegate = ReadDelegate()
+    let readyWhenActive = Box<Bool>()
+    delegate.onActive.withLock { $0 = { readyWhenActive.put($0.isReady) } }
+    let session = NFCNDEFReaderSession(delegate: delegate, queue: nil, invalidateAfterFirstRead: true, system: system)
+    sessions.put(session)
+    session.begin()
+    clock.runUntilIdle()
+    #expect(readyAfterInvalidate.all == [false])
+    #expect(readyWhenActive.all == [false], "didBecomeActive went out after the app's invalidate()")
+    #expect(delegate.recorded.last == .didInvalidate(.readerSessionInvalidationErrorUserCanceled))
+    #expect(delegate.errors.withLock { $0.last?.context["by"] } == "app")
+    #expect(!session.isReady)
+    #expect(events.all.map(\.name) == (systemObserved ? ["didBecomeActive", "didInvalidateWithError"] : []))
+  }
+
   @Test func invalidateWithAnErrorMessageShowsItAsTheSheetCloses() {
     let h = NFCHarness()
     let delegate = ReadDelegate()

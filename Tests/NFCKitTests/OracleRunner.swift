@@ -11,9 +11,10 @@ import Testing
 
 /// Runs the Python `ndeflib` oracle scripts in `Tests/NFCKitTests/Oracle` with the package's `.venv`.
 ///
-/// The child is always waited for: its output is read to the end and `waitUntilExit` is called; a
-/// watchdog sends SIGKILL (which no signal mask can block) if it runs past the timeout. The test runner's
-/// blocked signal mask is cleared around `run()` so the child does not inherit it.
+/// The child is always waited for, off the cooperative pool: its output is read to the end and its exit
+/// awaited; one that runs past the timeout is killed (SIGTERM, then SIGKILL, which no signal mask can
+/// block). The test runner's blocked signal mask is cleared around `run()` so the child does not
+/// inherit it.
 enum OracleRunner {
   /// The package root, from this file's path (Tests/NFCKitTests/OracleRunner.swift).
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -41,7 +42,8 @@ enum OracleRunner {
     check.standardOutput = FileHandle.nullDevice
     check.standardError = FileHandle.nullDevice
     guard (try? check.runWithSignalsUnblocked()) != nil else { return false }
-    check.waitUntilExit()
+    // A `static let`, evaluated where nothing can wait asynchronously: bounded instead.
+    guard (try? check.waitForExit(within: .seconds(30))) != nil else { return false }
     return check.terminationStatus == 0
   }()
 
@@ -75,7 +77,7 @@ enum OracleRunner {
 
   /// Runs `script` with `arguments`, feeding `input` on stdin, and returns its stdout.
   static func run(script: String, arguments: [String] = [], input: String = "", timeout: Duration = .seconds(60))
-    throws -> String
+    async throws -> String
   {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nfckit-oracle-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -98,16 +100,12 @@ enum OracleRunner {
     process.standardError = stderr
 
     try process.runWithSignalsUnblocked()
-    let finished = Watchdog()
-    let pid = process.processIdentifier
-    let seconds = Double(timeout.components.seconds)
-    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-      if finished.markTimedOutUnlessFinished() { kill(pid, SIGKILL) }
+    let output: Data
+    do {
+      output = try await process.readToEndAndExit(stdout, within: timeout)
+    } catch is ChildProcessTimeout {
+      throw Failure(description: "\(script) did not finish within \(timeout) and was killed")
     }
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let timedOut = finished.markFinished()
-    guard !timedOut else { throw Failure(description: "\(script) did not finish within \(timeout) and was killed") }
     guard process.terminationStatus == 0 else {
       let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
       throw Failure(description: "\(script) exited with status \(process.terminationStatus): \(errors)")
@@ -116,36 +114,14 @@ enum OracleRunner {
   }
 
   /// Runs `script` and parses every non-empty stdout line as a JSON object.
-  static func runJSONLines(script: String, arguments: [String] = [], input: String = "") throws -> [[String: Any]] {
-    try run(script: script, arguments: arguments, input: input).split(separator: "\n").map { line in
+  static func runJSONLines(script: String, arguments: [String] = [], input: String = "") async throws
+    -> [[String: Any]]
+  {
+    try await run(script: script, arguments: arguments, input: input).split(separator: "\n").map { line in
       guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
         throw Failure(description: "\(script) printed a line that is not a JSON object: \(line)")
       }
       return object
-    }
-  }
-
-  /// Whether the child finished before the watchdog fired.
-  private final class Watchdog: Sendable {
-    private enum State { case running, finished, timedOut }
-    private let state = Locked(State.running)
-
-    /// Marks the child finished; returns whether the watchdog had already fired.
-    func markFinished() -> Bool {
-      state.withLock { state in
-        if state == .timedOut { return true }
-        state = .finished
-        return false
-      }
-    }
-
-    /// Marks a timeout unless the child finished; returns whether the child must be killed.
-    func markTimedOutUnlessFinished() -> Bool {
-      state.withLock { state in
-        guard state == .running else { return false }
-        state = .timedOut
-        return true
-      }
     }
   }
 }

@@ -24,7 +24,8 @@ public final class PrivatePcscd: Sendable {
     probe.standardOutput = FileHandle.nullDevice
     probe.standardError = FileHandle.nullDevice
     guard (try? probe.run()) != nil else { return "unshare cannot run" }
-    probe.waitUntilExit()
+    // A `static let`, evaluated where nothing can wait asynchronously: bounded instead.
+    guard (try? probe.waitForExit(within: .seconds(10))) != nil else { return "unshare --mount did not end" }
     return probe.terminationStatus == 0 ? nil : "unshare --mount is not permitted here (no CAP_SYS_ADMIN)"
   }()
 
@@ -36,10 +37,16 @@ public final class PrivatePcscd: Sendable {
     ["PCSCLITE_CSOCK_NAME": directory.appendingPathComponent("run/pcscd.comm").path]
   }
 
-  /// Starts it and waits (at most 10 s) for its socket.
-  public init() throws {
+  private init(process: Process, directory: URL) {
+    self.process = process
+    self.directory = directory
+  }
+
+  /// Starts it and waits (at most 10 s, off the cooperative pool) for its socket.
+  public static func start() async throws -> PrivatePcscd {
     if let reason = Self.unavailableReason { throw VirtualCards.Failure(description: reason) }
-    directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerkit-private-pcscd-\(UUID())")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "readerkit-private-pcscd-\(UUID())")
     for name in ["run", "conf"] {
       try FileManager.default.createDirectory(
         at: directory.appendingPathComponent(name), withIntermediateDirectories: true)
@@ -60,31 +67,32 @@ public final class PrivatePcscd: Sendable {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.runWithSignalsUnblocked()
-    self.process = process
+    let pcscd = PrivatePcscd(process: process, directory: directory)
     let socket = directory.appendingPathComponent("run/pcscd.comm").path
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !FileManager.default.fileExists(atPath: socket) {
-      guard process.isRunning, ContinuousClock.now < deadline else {
-        stop()
-        throw VirtualCards.Failure(description: "the private pcscd did not start")
-      }
-      usleep(20_000)
+    let listening = await eventually(within: .seconds(10), every: .milliseconds(20)) {
+      FileManager.default.fileExists(atPath: socket) || !process.isRunning
     }
+    guard listening, process.isRunning else {
+      await pcscd.stop()
+      throw VirtualCards.Failure(description: "the private pcscd did not start")
+    }
+    return pcscd
   }
 
-  deinit { stop() }
-
-  /// Stops it (SIGTERM, SIGKILL after 5 s) and waits for it; idempotent.
-  public func stop() {
-    guard process.isRunning else {
-      try? FileManager.default.removeItem(at: directory)
-      return
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGTERM)
+      process.exitInBackground(within: .seconds(5))
     }
-    kill(process.processIdentifier, SIGTERM)
-    let deadline = ContinuousClock.now + .seconds(5)
-    while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+    try? FileManager.default.removeItem(at: directory)
+  }
+
+  /// Stops it (SIGTERM, SIGKILL after 5 s) and waits for it off the cooperative pool; idempotent.
+  public func stop() async {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGTERM)
+      try? await process.exit(within: .seconds(5), grace: .seconds(1))
+    }
     try? FileManager.default.removeItem(at: directory)
   }
 }

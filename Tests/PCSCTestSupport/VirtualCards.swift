@@ -191,26 +191,34 @@ public enum VPCD {
   }
 
   /// Runs `body` holding the vpcd readers: tests in any suite or process that present virtual cards
-  /// take turns, so that no two put cards in the same reader at once.
-  public static func exclusively<T>(_ body: () throws -> T) throws -> T {
+  /// take turns, so that no two put cards in the same reader at once. Waiting for the turn (another
+  /// test may hold the readers for many seconds) and emptying the readers happen off the cooperative
+  /// pool.
+  public static func exclusively<T>(_ body: () async throws -> T) async throws -> T {
     if let unavailableReason {
       throw VirtualCards.Failure(description: "READERKIT_CI=1 requires the PC/SC daemon tests: \(unavailableReason)")
     }
     let descriptor = open("/tmp/readerkit-vpcd-tests.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
     guard descriptor >= 0 else { throw VirtualCards.Failure(description: "cannot open the vpcd test lock") }
     defer { close(descriptor) }
-    flock(descriptor, LOCK_EX)
+    _ = try await offPool { flock(descriptor, LOCK_EX) }
     defer { flock(descriptor, LOCK_UN) }
     // Both readers empty, as pcscd sees them, before the test and after it.
     let cards = try VirtualCards.shared.get()
-    func empty() throws {
+    @Sendable func empty() throws {
       try cards.remove(port: VirtualCards.firstPort)
       try cards.remove(port: VirtualCards.secondPort)
       try waitUntilEmpty(VirtualCards.firstReader)
       try waitUntilEmpty(VirtualCards.secondReader)
     }
-    try empty()
-    defer { try? empty() }
-    return try body()
+    try await offPool { try empty() }
+    do {
+      let result = try await body()
+      try? await offPool { try empty() }
+      return result
+    } catch {
+      try? await offPool { try empty() }
+      throw error
+    }
   }
 }

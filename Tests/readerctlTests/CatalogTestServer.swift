@@ -17,7 +17,7 @@ import TestSupport
 ///
 /// The server exits, removing its files, when its standard input closes: at `stop()`, or when the test
 /// process ends however it ends. The test runner's blocked signal mask is cleared around the spawn.
-final class CatalogTestServer {
+final class CatalogTestServer: Sendable {
   struct Failure: Error, CustomStringConvertible {
     let description: String
   }
@@ -32,30 +32,42 @@ final class CatalogTestServer {
   private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("ReaderKitTests/Updates/Server/catalog_server.py")
 
-  init() throws {
+  private init(process: Process, input: Pipe, port: Int, root: URL) {
+    self.process = process
+    self.input = input
+    self.port = port
+    self.root = root
+  }
+
+  /// Starts a server and waits, off the cooperative pool, until it says its port (at most 20 s).
+  static func start() async throws -> CatalogTestServer {
     guard let python = PseudoTerminal.python else {
       throw Failure(description: "python3 is not on the PATH; the HTTP catalog tests need it")
     }
-    process = Process(python: Self.script, interpreter: URL(fileURLWithPath: python))
-    input = Pipe()
+    let process = Process(python: Self.script, interpreter: URL(fileURLWithPath: python))
+    let input = Pipe()
     let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.runWithSignalsUnblocked()
     // "port N root PATH"
-    var line = Data()
-    let deadline = Date().addingTimeInterval(20)
-    while !line.contains(UInt8(ascii: "\n")), Date() < deadline, process.isRunning {
-      line.append(output.fileHandleForReading.availableData)
+    let line = try await offPool {
+      var line = Data()
+      let deadline = Date().addingTimeInterval(20)
+      while !line.contains(UInt8(ascii: "\n")), Date() < deadline, process.isRunning {
+        line.append(output.fileHandleForReading.availableData)
+      }
+      return line
     }
     let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init)
     guard words.count == 4, words[0] == "port", let port = Int(words[1]) else {
-      process.terminate()
+      try? input.fileHandleForWriting.close()
+      try? await process.exit(within: .zero)
       throw Failure(description: "the catalog server did not announce itself: \(words)")
     }
-    self.port = port
-    root = URL(fileURLWithPath: words[3], isDirectory: true)
+    return CatalogTestServer(
+      process: process, input: input, port: port, root: URL(fileURLWithPath: words[3], isDirectory: true))
   }
 
   /// The server's URL for `path`.
@@ -79,11 +91,11 @@ final class CatalogTestServer {
     return count
   }
 
-  /// Ends the server and waits for it.
-  func stop() {
+  /// Ends the server: it exits when its standard input closes; a thread of its own waits for that
+  /// (and kills it if it takes more than 10 s), so a test's last reference never blocks a thread of the
+  /// cooperative pool.
+  deinit {
     try? input.fileHandleForWriting.close()
-    process.waitUntilExit()
+    process.exitInBackground(within: .seconds(10))
   }
-
-  deinit { stop() }
 }

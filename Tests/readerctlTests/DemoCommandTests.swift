@@ -4,8 +4,8 @@ import Testing
 /// `readerctl demo`, end to end through the built executable.
 @Suite(.timeLimit(.minutes(1)))
 struct DemoCommandTests {
-  @Test func demoTellsTheWholeLifecycleInOrderAndExitsZero() throws {
-    let result = try ReaderctlProcess.run(["demo", "--seed", "1"])
+  @Test func demoTellsTheWholeLifecycleInOrderAndExitsZero() async throws {
+    let result = try await ReaderctlProcess.run(["demo", "--seed", "1"])
     #expect(result.status == 0, "stderr: \(result.stderr)")
     // The scenes, in the order the story tells them.
     let milestones = [
@@ -36,31 +36,31 @@ struct DemoCommandTests {
     #expect(!result.stdout.contains("wall time"))
   }
 
-  @Test func simulatedTimesDoNotDependOnPacing() throws {
-    let unpaced = try ReaderctlProcess.run(["demo", "--json", "--seed", "3"])
-    let paced = try ReaderctlProcess.run(["demo", "--json", "--seed", "3", "--speed", "2000"])
+  @Test func simulatedTimesDoNotDependOnPacing() async throws {
+    let unpaced = try await ReaderctlProcess.run(["demo", "--json", "--seed", "3"])
+    let paced = try await ReaderctlProcess.run(["demo", "--json", "--seed", "3", "--speed", "2000"])
     #expect(unpaced.status == 0 && paced.status == 0)
     #expect(!unpaced.stdout.isEmpty)
     #expect(paced.stdout == unpaced.stdout)
     // The narration too, after the line that states the pacing.
-    let told = try ReaderctlProcess.run(["demo", "--seed", "3"])
-    let toldPaced = try ReaderctlProcess.run(["demo", "--seed", "3", "--speed", "2000"])
+    let told = try await ReaderctlProcess.run(["demo", "--seed", "3"])
+    let toldPaced = try await ReaderctlProcess.run(["demo", "--seed", "3", "--speed", "2000"])
     #expect(told.lines.count > 20)
     #expect(Array(toldPaced.lines.dropFirst(2)) == Array(told.lines.dropFirst(2)))
   }
 
-  @Test func sameSeedPrintsTheSameStoryAndAnotherSeedAnotherWorld() throws {
-    let first = try ReaderctlProcess.run(["demo", "--seed", "7"])
-    let second = try ReaderctlProcess.run(["demo", "--seed", "7"])
-    let other = try ReaderctlProcess.run(["demo", "--seed", "8"])
+  @Test func sameSeedPrintsTheSameStoryAndAnotherSeedAnotherWorld() async throws {
+    let first = try await ReaderctlProcess.run(["demo", "--seed", "7"])
+    let second = try await ReaderctlProcess.run(["demo", "--seed", "7"])
+    let other = try await ReaderctlProcess.run(["demo", "--seed", "8"])
     #expect(first.status == 0 && second.status == 0 && other.status == 0)
     #expect(first.stdout == second.stdout)
     #expect(first.stdout != other.stdout)
   }
 
   @Test(arguments: [1, 2, 3, 42, 1234])
-  func jsonDemoIsOneOrderedEventPerLineWithTheAPIsFieldNames(seed: Int) throws {
-    let result = try ReaderctlProcess.run(["demo", "--json", "--seed", "\(seed)"])
+  func jsonDemoIsOneOrderedEventPerLineWithTheAPIsFieldNames(seed: Int) async throws {
+    let result = try await ReaderctlProcess.run(["demo", "--json", "--seed", "\(seed)"])
     #expect(result.status == 0, "seed \(seed): \(result.stderr)")
     #expect(result.stderr.isEmpty)
     let events = try ReaderctlProcess.jsonLines(result.stdout)
@@ -97,8 +97,8 @@ struct DemoCommandTests {
   }
 
   @Test(arguments: [1, 2, 42])
-  func jsonDemoCarriesEveryInstallWithProgressFromZeroToExactlyOne(seed: Int) throws {
-    let result = try ReaderctlProcess.run(["demo", "--json", "--seed", "\(seed)"])
+  func jsonDemoCarriesEveryInstallWithProgressFromZeroToExactlyOne(seed: Int) async throws {
+    let result = try await ReaderctlProcess.run(["demo", "--json", "--seed", "\(seed)"])
     #expect(result.status == 0, "seed \(seed): \(result.stderr)")
     let events = try ReaderctlProcess.jsonLines(result.stdout)
     let names = events.map { $0["event"] as? String ?? "" }
@@ -154,9 +154,9 @@ struct DemoCommandTests {
     #expect(morning["deviceSoftwareVersion"] as? String == "2.04.00.00")
   }
 
-  @Test func demoRejectsBadFlagsWithUsageAndStatus64() throws {
+  @Test func demoRejectsBadFlagsWithUsageAndStatus64() async throws {
     for arguments in [["demo", "--nope"], ["demo", "--seed", "-1"], ["demo", "--readers", "1"], ["demo", "extra"]] {
-      let result = try ReaderctlProcess.run(arguments)
+      let result = try await ReaderctlProcess.run(arguments)
       #expect(result.isUsageError(of: "demo"), "\(arguments): \(result.stderr)")
     }
   }
@@ -174,8 +174,8 @@ struct DemoWordingTests {
   }
 
   @Test(arguments: [1, 2, 5] as [UInt64])
-  func theDaysThatPassAreTheTimeSkipped(seed: UInt64) throws {
-    let result = try ReaderctlProcess.run(["demo", "--seed", "\(seed)"])
+  func theDaysThatPassAreTheTimeSkipped(seed: UInt64) async throws {
+    let result = try await ReaderctlProcess.run(["demo", "--seed", "\(seed)"])
     #expect(result.status == 0)
     let lines = result.lines
     let index = try #require(lines.firstIndex { $0.contains(" pass (skipped) with the reader on its dock") })

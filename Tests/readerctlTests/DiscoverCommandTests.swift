@@ -4,8 +4,8 @@ import Testing
 /// `readerctl discover`, end to end through the built executable.
 @Suite(.timeLimit(.minutes(1)))
 struct DiscoverCommandTests {
-  @Test func scanListsEveryReaderNearestFirstAndExitsZero() throws {
-    let result = try ReaderctlProcess.run(["discover", "--seed", "5", "--readers", "4", "--timeout", "8"])
+  @Test func scanListsEveryReaderNearestFirstAndExitsZero() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--seed", "5", "--readers", "4", "--timeout", "8"])
     #expect(result.status == 0, "\(result.stderr)")
     let rows = result.lines.filter { $0.contains(" dBm ") }
     #expect(rows.count == 4)
@@ -18,15 +18,15 @@ struct DiscoverCommandTests {
     #expect(result.lines.last == "Found 4 readers in 00:00:08.0 of simulated time.")
   }
 
-  @Test func chargingIsExplainedBelowTheTable() throws {
-    let result = try ReaderctlProcess.run(["discover", "--seed", "1", "--timeout", "3"])
+  @Test func chargingIsExplainedBelowTheTable() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--seed", "1", "--timeout", "3"])
     let charging = result.lines.filter { $0.contains(" dBm ") && $0.contains(" % +") }
     #expect(!charging.isEmpty)
     #expect(result.lines.contains("  + charging"))
   }
 
-  @Test func scanWithNothingAroundTimesOutWithStatus75OnStderr() throws {
-    let result = try ReaderctlProcess.run(["discover", "--readers", "0", "--timeout", "5"])
+  @Test func scanWithNothingAroundTimesOutWithStatus75OnStderr() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--readers", "0", "--timeout", "5"])
     #expect(result.status == 75)
     #expect(
       result.stderr
@@ -36,22 +36,22 @@ struct DiscoverCommandTests {
   }
 
   @Test(arguments: ["0.0005", "0.0000001", "0.001"])
-  func aTinyPositiveTimeoutStillEnds(timeout: String) throws {
-    let result = try ReaderctlProcess.run(["discover", "--timeout", timeout, "--json"], timeout: 20)
+  func aTinyPositiveTimeoutStillEnds(timeout: String) async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--timeout", timeout, "--json"], timeout: 20)
     #expect(result.status == 75)
     let last = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
     #expect(last["event"] as? String == "result")
     #expect(last["t"] as? Double == 0.001)
   }
 
-  @Test func aScanWithoutALimitCannotRunUnpaced() throws {
-    let result = try ReaderctlProcess.run(["discover", "--timeout", "0", "--speed", "0"], timeout: 20)
+  @Test func aScanWithoutALimitCannotRunUnpaced() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--timeout", "0", "--speed", "0"], timeout: 20)
     #expect(result.status == 64)
     #expect(result.stderr.hasPrefix("readerctl: a scan without a limit"))
   }
 
-  @Test func ctrlCStopsAnEndlessScanWithStatus130() throws {
-    let result = try ReaderctlProcess.run(
+  @Test func ctrlCStopsAnEndlessScanWithStatus130() async throws {
+    let result = try await ReaderctlProcess.run(
       ["discover", "--timeout", "0", "--speed", "50"], timeout: 30, interruptAfter: "3 in view")
     #expect(result.status == 130, "\(result.stdout)")
     #expect(result.lines.last == "Stopped: 3 readers in view.")
@@ -59,8 +59,8 @@ struct DiscoverCommandTests {
     #expect(result.lines.filter { $0.contains(" dBm ") }.count == 3, "the table of what was in view")
   }
 
-  @Test func ctrlCEndsAJSONScanWithACanceledOutcome() throws {
-    let result = try ReaderctlProcess.run(
+  @Test func ctrlCEndsAJSONScanWithACanceledOutcome() async throws {
+    let result = try await ReaderctlProcess.run(
       ["discover", "--timeout", "0", "--speed", "50", "--json"], timeout: 30,
       interruptAfter: "didUpdateDiscoveredReaders")
     #expect(result.status == 130)
@@ -72,8 +72,8 @@ struct DiscoverCommandTests {
     #expect((last["error"] as? [String: Any])?["code"] as? String == "canceled")
   }
 
-  @Test func jsonScanReportsStatusListsAndTheEnd() throws {
-    let result = try ReaderctlProcess.run(["discover", "--json", "--seed", "3", "--timeout", "4"])
+  @Test func jsonScanReportsStatusListsAndTheEnd() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--json", "--seed", "3", "--timeout", "4"])
     #expect(result.status == 0)
     let events = try ReaderctlProcess.jsonLines(result.stdout)
     #expect(events.first?["event"] as? String == "didChangeConnectionStatus")
@@ -101,8 +101,8 @@ struct DiscoverCommandTests {
     #expect(found.map { $0["serialNumber"] as? String } == lastList.map { $0["serialNumber"] as? String })
   }
 
-  @Test func proximityReportsTheNearestChipperTwiceThenItsDetails() throws {
-    let result = try ReaderctlProcess.run(["discover", "--proximity", "--json", "--seed", "9", "--readers", "5"])
+  @Test func proximityReportsTheNearestChipperTwiceThenItsDetails() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--proximity", "--json", "--seed", "9", "--readers", "5"])
     #expect(result.status == 0)
     let events = try ReaderctlProcess.jsonLines(result.stdout)
     let lists = events.filter { $0["event"] as? String == "didUpdateDiscoveredReaders" }
@@ -124,15 +124,15 @@ struct DiscoverCommandTests {
     )
   }
 
-  @Test func proximityWithoutAChipperFindsNothingWithStatus69OnStderr() throws {
-    let result = try ReaderctlProcess.run(["discover", "--proximity", "--readers", "0", "--timeout", "3"])
+  @Test func proximityWithoutAChipperFindsNothingWithStatus69OnStderr() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "--proximity", "--readers", "0", "--timeout", "3"])
     #expect(result.status == 69)
     #expect(result.lines == ["Hold a Chipper 2X close to the device… (simulated world, seed 1)"])
     #expect(
       result.stderr
         == "readerctl: discovery failed: readerNotFound: no Chipper 2X was held close to the device within 3 s\n")
 
-    let json = try ReaderctlProcess.run(["discover", "--proximity", "--readers", "0", "--timeout", "3", "--json"])
+    let json = try await ReaderctlProcess.run(["discover", "--proximity", "--readers", "0", "--timeout", "3", "--json"])
     let outcome = try #require(try ReaderctlProcess.jsonLines(json.stdout).last)
     #expect(outcome["exitStatus"] as? Int == 69)
     #expect((outcome["error"] as? [String: Any])?["code"] as? String == "readerNotFound")
@@ -143,8 +143,8 @@ struct DiscoverCommandTests {
     ["discover", "--seed"], ["discover", "--proximity=yes"], ["discover", "--colour"], ["discover", "now"],
     ["discover", "-t"], ["discover", "--", "--json"],
   ])
-  func badFlagsPrintUsageAndExit64(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments)
+  func badFlagsPrintUsageAndExit64(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments)
     #expect(result.isUsageError(of: "discover"), "\(result.stderr)")
   }
 }

@@ -16,19 +16,19 @@ struct InstallProgressTerminalTests {
   }
 
   private func install(size: Size, environment: [String: String] = [:], steps: [PseudoTerminal.Step] = [])
-    throws -> (PseudoTerminal.Run, ManifestFiles)
+    async throws -> (PseudoTerminal.Run, ManifestFiles)
   {
     let files = try ManifestFiles()
     let path = try files.write()
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["update", "--catalog", path, "--install", "--speed", "60"] + ManifestFiles.reader, size: size,
       environment: environment, steps: steps)
     return (run, files)
   }
 
   @Test(arguments: [80, 44, 24])
-  func theBarFitsTheTerminalAndLeavesOneFullBarBehind(columns: Int) throws {
-    let (run, files) = try install(
+  func theBarFitsTheTerminalAndLeavesOneFullBarBehind(columns: Int) async throws {
+    let (run, files) = try await install(
       size: Size(rows: 24, columns: columns), steps: [.wait(#"\[#+\.+\]"#), .mark("installing")])
     defer { files.remove() }
     #expect(run.status == 0, "\(run.text.debugDescription)")
@@ -50,8 +50,8 @@ struct InstallProgressTerminalTests {
     #expect(!after.history.contains { $0.contains("25 % installed") }, "a live bar, not quarter lines")
   }
 
-  @Test func aDumbTerminalGetsPlainLinesAndNoCursorCodes() throws {
-    let (run, files) = try install(size: Size(rows: 24, columns: 80), environment: ["TERM": "dumb"])
+  @Test func aDumbTerminalGetsPlainLinesAndNoCursorCodes() async throws {
+    let (run, files) = try await install(size: Size(rows: 24, columns: 80), environment: ["TERM": "dumb"])
     defer { files.remove() }
     #expect(run.status == 0)
     #expect(!run.output.contains(0x1B), "\(run.text.debugDescription)")
@@ -63,10 +63,10 @@ struct InstallProgressTerminalTests {
     #expect(screen.history.contains { $0.hasSuffix("now runs 2.01.00.18.") })
   }
 
-  @Test func ctrlCDuringAnInstallCancelsItAndExits130() throws {
+  @Test func ctrlCDuringAnInstallCancelsItAndExits130() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["update", "--catalog", try files.write(), "--install", "--speed", "1"] + ManifestFiles.reader,
       size: Size(rows: 24, columns: 80), steps: [.wait(#"\[#+\.+\]"#), .send("\u{3}")])
     #expect(run.status == 130, "\(run.text.debugDescription)")
@@ -78,8 +78,8 @@ struct InstallProgressTerminalTests {
     #expect(!screen.history.contains { $0.contains("now runs") })
   }
 
-  @Test func theDemoShowsABarForEachOfItsThreeInstalls() throws {
-    let run = try PseudoTerminal.run(["demo", "--speed", "400"], size: Size(rows: 24, columns: 72), timeout: 120)
+  @Test func theDemoShowsABarForEachOfItsThreeInstalls() async throws {
+    let run = try await PseudoTerminal.run(["demo", "--speed", "400"], size: Size(rows: 24, columns: 72), timeout: 120)
     #expect(run.status == 0)
     let screen = try run.screen()
     #expect(screen.unknownSequences.isEmpty)

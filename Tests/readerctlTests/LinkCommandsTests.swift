@@ -5,19 +5,19 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct LinkCommandsTests {
   /// The serial numbers of the simulated world for `seed`, as `discover` lists them.
-  private func serials(seed: Int) throws -> [String] {
-    let result = try ReaderctlProcess.run(["discover", "--json", "--seed", "\(seed)", "--timeout", "3"])
+  private func serials(seed: Int) async throws -> [String] {
+    let result = try await ReaderctlProcess.run(["discover", "--json", "--seed", "\(seed)", "--timeout", "3"])
     let lists = try ReaderctlProcess.jsonLines(result.stdout).compactMap { $0["readers"] as? [[String: Any]] }
     return try #require(lists.last).compactMap { $0["serialNumber"] as? String }
   }
 
-  @Test func reconnectInANewProcessFindsTheReaderThatConnectSaved() throws {
+  @Test func reconnectInANewProcessFindsTheReaderThatConnectSaved() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("nested/last-reader.json").path
-    let serial = try #require(try serials(seed: 11).last)
+    let serial = try #require(try await serials(seed: 11).last)
 
-    let connect = try ReaderctlProcess.run([
+    let connect = try await ReaderctlProcess.run([
       "connect", serial, "--location", "tml_42", "--store", store, "--seed", "11",
     ])
     #expect(connect.status == 0, "\(connect.stderr)")
@@ -25,7 +25,7 @@ struct LinkCommandsTests {
     let saved = try String(contentsOfFile: store, encoding: .utf8)
     #expect(saved.contains("\"serialNumber\":\"\(serial)\"") && saved.contains("\"locationId\":\"tml_42\""))
 
-    let reconnect = try ReaderctlProcess.run(["reconnect", "--store", store, "--seed", "11", "--json"])
+    let reconnect = try await ReaderctlProcess.run(["reconnect", "--store", store, "--seed", "11", "--json"])
     #expect(reconnect.status == 0, "\(reconnect.stderr)")
     let events = try ReaderctlProcess.jsonLines(reconnect.stdout)
     let names = events.compactMap { $0["event"] as? String }
@@ -40,45 +40,48 @@ struct LinkCommandsTests {
     #expect((outcome["reader"] as? [String: Any])?["serialNumber"] as? String == serial)
   }
 
-  @Test func reconnectInAWorldWithoutTheReaderGivesUpWithStatus69() throws {
+  @Test func reconnectInAWorldWithoutTheReaderGivesUpWithStatus69() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json").path
-    let serial = try #require(try serials(seed: 11).first)
+    let serial = try #require(try await serials(seed: 11).first)
     #expect(
-      try ReaderctlProcess.run(["connect", serial, "--location", "tml_1", "--store", store, "--seed", "11"]).status == 0
+      try await ReaderctlProcess.run(["connect", serial, "--location", "tml_1", "--store", store, "--seed", "11"])
+        .status == 0
     )
-    let result = try ReaderctlProcess.run(["reconnect", "--store", store, "--seed", "12", "--timeout", "5"])
+    let result = try await ReaderctlProcess.run(["reconnect", "--store", store, "--seed", "12", "--timeout", "5"])
     #expect(result.status == 69)
     #expect(result.stderr.contains("readerNotFound"))
     #expect(try String(contentsOfFile: store, encoding: .utf8).contains(serial), "the record is kept")
   }
 
-  @Test func reconnectWithNothingSavedExits66() throws {
+  @Test func reconnectWithNothingSavedExits66() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    let result = try ReaderctlProcess.run(["reconnect", "--store", directory.appendingPathComponent("none.json").path])
+    let result = try await ReaderctlProcess.run([
+      "reconnect", "--store", directory.appendingPathComponent("none.json").path,
+    ])
     #expect(result.status == 66)
     #expect(result.stderr.contains("no reader saved"))
   }
 
-  @Test func aCorruptStoreIsReportedWithStatus65AndLeftUntouched() throws {
+  @Test func aCorruptStoreIsReportedWithStatus65AndLeftUntouched() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json")
     let garbage = Data("{\"serialNumber\": 12".utf8)
     try garbage.write(to: store)
-    let result = try ReaderctlProcess.run(["reconnect", "--store", store.path])
+    let result = try await ReaderctlProcess.run(["reconnect", "--store", store.path])
     #expect(result.status == 65)
     #expect(result.stderr.contains("storeCorrupt"))
     #expect(try Data(contentsOf: store) == garbage)
   }
 
-  @Test func connectToAReaderThatIsNotThereExits69AndSavesNothing() throws {
+  @Test func connectToAReaderThatIsNotThereExits69AndSavesNothing() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json").path
-    let result = try ReaderctlProcess.run([
+    let result = try await ReaderctlProcess.run([
       "connect", "CHB20-00000", "--location", "tml_1", "--store", store, "--timeout", "4",
     ])
     #expect(result.status == 69)
@@ -86,11 +89,11 @@ struct LinkCommandsTests {
     #expect(!FileManager.default.fileExists(atPath: store))
   }
 
-  @Test func aFailedConnectEndsItsJSONWithTheFailure() throws {
+  @Test func aFailedConnectEndsItsJSONWithTheFailure() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json").path
-    let result = try ReaderctlProcess.run(["connect", "NOPE", "--location", "x", "--store", store, "--json"])
+    let result = try await ReaderctlProcess.run(["connect", "NOPE", "--location", "x", "--store", store, "--json"])
     #expect(result.status == 69)
     let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
     #expect(outcome["event"] as? String == "result")
@@ -100,7 +103,7 @@ struct LinkCommandsTests {
     #expect((error["context"] as? [String: Any])?["serialNumber"] as? String == "NOPE")
   }
 
-  @Test func aStoreThatCannotBeWrittenFailsBeforeTheScan() throws {
+  @Test func aStoreThatCannotBeWrittenFailsBeforeTheScan() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let plain = directory.appendingPathComponent("plain-file")
@@ -109,9 +112,9 @@ struct LinkCommandsTests {
     #if os(Linux)
       stores.append("/proc/version")
     #endif
-    let serial = try #require(try serials(seed: 1).first)
+    let serial = try #require(try await serials(seed: 1).first)
     for store in stores {
-      let result = try ReaderctlProcess.run(["connect", serial, "--location", "x", "--store", store, "--json"])
+      let result = try await ReaderctlProcess.run(["connect", serial, "--location", "x", "--store", store, "--json"])
       #expect(result.status == 74, "\(store)")
       #expect(result.stderr.hasPrefix("readerctl: the store cannot be written: storeUnavailable"), "\(result.stderr)")
       let events = try ReaderctlProcess.jsonLines(result.stdout)
@@ -125,12 +128,12 @@ struct LinkCommandsTests {
     ("null", "the record is not a JSON object"),
     (#"{"version":1,"serialNumber":"CHB20-1","locationId":"x","deviceType":"toaster"}"#, "names no known reader model"),
   ])
-  func anInvalidStoreRecordIsCorruptWithStatus65AndOneClearReason(record: String, reason: String) throws {
+  func anInvalidStoreRecordIsCorruptWithStatus65AndOneClearReason(record: String, reason: String) async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json")
     try Data(record.utf8).write(to: store)
-    let result = try ReaderctlProcess.run(["reconnect", "--store", store.path])
+    let result = try await ReaderctlProcess.run(["reconnect", "--store", store.path])
     #expect(result.status == 65, "\(result.stderr)")
     #expect(result.stderr.hasPrefix("readerctl: reconnecting failed: storeCorrupt: the saved reader is corrupt: "))
     #expect(result.stderr.components(separatedBy: reason).count == 2, "said once: \(result.stderr)")
@@ -145,12 +148,12 @@ struct LinkCommandsTests {
     ["connect", "A", "B", "--location", "x"], ["reconnect", "extra"], ["reconnect", "--store", ""],
     ["reconnect", "--timeout", "0"],
   ])
-  func badArgumentsExit64(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments)
+  func badArgumentsExit64(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments)
     #expect(result.isUsageError(of: arguments[0]), "nothing was looked for: \(result.stderr)")
   }
 
-  @Test func aSavedRecordOfARealReaderIsNotLookedForAmongTheSimulatedOnes() throws {
+  @Test func aSavedRecordOfARealReaderIsNotLookedForAmongTheSimulatedOnes() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = directory.appendingPathComponent("last-reader.json")
@@ -159,7 +162,7 @@ struct LinkCommandsTests {
       #"{"deviceType":"chipper2X","locationId":"tml_1","serialNumber":"CHB20-30262","simulated":false,"version":1}"#
         .utf8
     ).write(to: store)
-    let result = try ReaderctlProcess.run(["reconnect", "--store", store.path, "--json"])
+    let result = try await ReaderctlProcess.run(["reconnect", "--store", store.path, "--json"])
     #expect(result.status == 69, "\(result.stderr)")
     let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
     #expect((outcome["error"] as? [String: Any])?["code"] as? String == "bluetoothUnsupported")

@@ -16,8 +16,8 @@ struct LiveTableTests {
   /// Table rows (a signal strength) among `lines`.
   private func tableRows(_ lines: [String]) -> [String] { lines.filter { $0.contains(" dBm ") } }
 
-  @Test func aScanFitsAnEightyColumnTerminalAndLeavesOneTable() throws {
-    let run = try PseudoTerminal.run(
+  @Test func aScanFitsAnEightyColumnTerminalAndLeavesOneTable() async throws {
+    let run = try await PseudoTerminal.run(
       ["discover", "--readers", "5", "--timeout", "5", "--speed", "20"], size: Size(rows: 40, columns: 80))
     #expect(run.status == 0, "\(run.text.debugDescription)")
     let screen = try run.screen()
@@ -29,9 +29,9 @@ struct LiveTableTests {
     #expect(screen.history.contains("Found 5 readers in 00:00:05.0 of simulated time."))
   }
 
-  @Test func aShortTerminalShowsHowManyMoreAndStillOneTable() throws {
+  @Test func aShortTerminalShowsHowManyMoreAndStillOneTable() async throws {
     let size = Size(rows: 12, columns: 80)
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["discover", "--readers", "16", "--timeout", "8", "--speed", "20"], size: size,
       steps: [.wait(#"and \d+ more\r\n"#), .mark("short")])
     #expect(run.status == 0)
@@ -55,9 +55,9 @@ struct LiveTableTests {
     #expect(after.history.contains("Found 16 readers in 00:00:08.0 of simulated time."))
   }
 
-  @Test func theTableFollowsAResizeAndCtrlCExits130() throws {
+  @Test func theTableFollowsAResizeAndCtrlCExits130() async throws {
     let small = Size(rows: 12, columns: 60)
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["discover", "--readers", "16", "--timeout", "0", "--speed", "0.5"], size: Size(rows: 40, columns: 100),
       steps: [
         .wait(#"\n(?:\x1b\[2K)?  16  [A-Z]"#), .mark("wide"), .resize(small), .wait(#"and \d+ more\r\n"#),
@@ -99,9 +99,9 @@ struct LiveTableTests {
     PseudoTerminal.Size(rows: 12, columns: 60), PseudoTerminal.Size(rows: 12, columns: 100),
     PseudoTerminal.Size(rows: 40, columns: 60),
   ])
-  func growingTheWindowAgainLeavesNoStaleRowsOfTheOldTable(small: PseudoTerminal.Size) throws {
+  func growingTheWindowAgainLeavesNoStaleRowsOfTheOldTable(small: PseudoTerminal.Size) async throws {
     let large = Size(rows: 40, columns: 100)
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["discover", "--readers", "16", "--timeout", "0", "--speed", "0.5"], size: large,
       steps: [
         .wait(#"\n(?:\x1b\[2K)?  16  [A-Z]"#), .resize(small), .wait(#"(and \d+ more|  16  [A-Z].*)\r\n"#),
@@ -114,8 +114,8 @@ struct LiveTableTests {
     #expect(grown.history.filter { $0.hasPrefix("  … and ") }.isEmpty, "\(grown.history)")
   }
 
-  @Test func aDumbTerminalGetsNoCursorCodesAndCtrlCStartsAFreshLine() throws {
-    let run = try PseudoTerminal.run(
+  @Test func aDumbTerminalGetsNoCursorCodesAndCtrlCStartsAFreshLine() async throws {
+    let run = try await PseudoTerminal.run(
       ["discover", "--timeout", "0", "--speed", "20"], size: Size(rows: 24, columns: 80),
       environment: ["TERM": "dumb"], steps: [.wait("3 in view"), .send("\u{3}")])
     #expect(run.status == 130)
@@ -127,8 +127,8 @@ struct LiveTableTests {
     #expect(tableRows(screen.history).count == 3)
   }
 
-  @Test func theDemoOnATerminalKeepsOneTableAndSaysHowLongItTook() throws {
-    let run = try PseudoTerminal.run(["demo", "--speed", "400"], size: Size(rows: 24, columns: 80), timeout: 120)
+  @Test func theDemoOnATerminalKeepsOneTableAndSaysHowLongItTook() async throws {
+    let run = try await PseudoTerminal.run(["demo", "--speed", "400"], size: Size(rows: 24, columns: 80), timeout: 120)
     #expect(run.status == 0)
     let screen = try run.screen()
     #expect(screen.unknownSequences.isEmpty)

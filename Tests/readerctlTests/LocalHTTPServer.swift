@@ -1,4 +1,5 @@
 import Foundation
+import ReaderCore
 import TestSupport
 
 #if canImport(Glibc)
@@ -10,25 +11,32 @@ import TestSupport
 /// `python3 -m http.server` serving a directory on 127.0.0.1, on a port the system picks.
 ///
 /// The test runner blocks SIGTERM for its threads and a spawned child inherits that mask, so the mask
-/// is cleared around the spawn; `stop()` then ends the server with SIGTERM (SIGKILL if it lingers) and
-/// waits for it.
-final class LocalHTTPServer {
+/// is cleared around the spawn; `stop()` then ends the server with SIGTERM (SIGKILL if it lingers).
+final class LocalHTTPServer: Sendable {
   struct Failure: Error, CustomStringConvertible {
     let description: String
   }
 
-  private let process = Process()
+  private let process: Process
+  private let stopped = Locked(false)
   /// The port it listens on.
   let port: Int
 
   /// The server's URL for `path` (relative to the served directory).
   func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
 
-  /// Starts serving `directory`; returns once the server listens.
-  init(serving directory: URL) throws {
+  private init(process: Process, port: Int) {
+    self.process = process
+    self.port = port
+  }
+
+  /// Starts serving `directory`; returns once the server listens (it says so within 20 s), having
+  /// waited off the cooperative pool.
+  static func start(serving directory: URL) async throws -> LocalHTTPServer {
     guard let python = PseudoTerminal.python else {
       throw Failure(description: "python3 is not on the PATH; the HTTP catalog tests need it")
     }
+    let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
     process.arguments = ["-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory.path, "0"]
     let output = Pipe()
@@ -37,32 +45,38 @@ final class LocalHTTPServer {
     process.standardInput = FileHandle.nullDevice
     try process.runWithSignalsUnblocked()
     // "Serving HTTP on 127.0.0.1 port 43215 (http://127.0.0.1:43215/) ..."
-    var text = ""
-    let deadline = Date().addingTimeInterval(20)
-    while Date() < deadline, !text.contains(") ..."), process.isRunning {
-      text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+    let text = try await offPool {
+      var text = ""
+      let deadline = Date().addingTimeInterval(20)
+      while Date() < deadline, !text.contains(") ..."), process.isRunning {
+        text += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+      }
+      return text
     }
     guard let match = text.firstMatch(of: /port (\d+)/), let port = Int(match.1) else {
-      process.terminate()
+      try? await process.exit(within: .zero)
       throw Failure(description: "the HTTP server did not say its port: \(text.debugDescription)")
     }
-    self.port = port
+    return LocalHTTPServer(process: process, port: port)
   }
 
-  /// Ends the server and waits for it.
+  /// Ends the server: SIGTERM now; a thread of its own waits for the exit (SIGKILL after 5 s), so a
+  /// test never blocks a thread of the cooperative pool on it. Idempotent.
   func stop() {
-    guard process.isRunning else { return }
+    let first = stopped.withLock { stopped in
+      defer { stopped = true }
+      return !stopped
+    }
+    guard first, process.isRunning else { return }
     process.terminate()
-    for _ in 0..<100 where process.isRunning { usleep(50_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+    process.exitInBackground(within: .seconds(5))
   }
 
   deinit { stop() }
 }
 
 /// A TCP port on 127.0.0.1 that accepts connections (the kernel completes them) and never answers.
-final class SilentPort {
+final class SilentPort: Sendable {
   private let socketDescriptor: Int32
   /// The port.
   let port: Int
@@ -93,6 +107,13 @@ final class SilentPort {
   }
 
   deinit { close(socketDescriptor) }
+
+  /// Whether a connection is waiting to be accepted (the kernel has completed it), asked without
+  /// waiting.
+  var hasPendingConnection: Bool {
+    var poller = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
+    return poll(&poller, 1, 0) > 0
+  }
 
   /// A port on 127.0.0.1 that nothing listens on: taken from the system, then let go.
   static func closedPort() throws -> Int {

@@ -199,8 +199,8 @@ import Testing
     (["ndef", "help"], "ndef"), (["ndef", "--help"], "ndef"), (["ndef", "decode", "--help"], "ndef decode"),
     (["ndef", "encode", "--text", "x", "-h"], "ndef encode"),
   ])
-  func helpPrintsTheHelpOnStandardOutput(arguments: [String], command: String) throws {
-    let run = try ReaderctlProcess.run(arguments)
+  func helpPrintsTheHelpOnStandardOutput(arguments: [String], command: String) async throws {
+    let run = try await ReaderctlProcess.run(arguments)
     #expect(run.status == 0)
     #expect(run.stdout == ReaderCtl.allHelp.first { $0.command == command }?.text)
     #expect(run.stderr.isEmpty)
@@ -418,13 +418,13 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct NDEFLimitProcessTests {
   @Test(arguments: [false, true])
-  func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) throws {
+  func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     // 16 MiB of payload, or 8 MiB with --hex: the message (or its hex text) is just over 16 MiB.
     let payload = directory.appendingPathComponent("payload")
     try Data(count: hex ? 8 * 1024 * 1024 : 16 * 1024 * 1024).write(to: payload)
-    let result = try ReaderctlProcess.run(
+    let result = try await ReaderctlProcess.run(
       ["ndef", "encode"] + (hex ? ["--hex"] : []) + ["--mime", "a/b", payload.path], timeout: 120)
     #expect(result.status == 65, "\(result.stderr)")
     #expect(result.stdout.isEmpty)
@@ -439,7 +439,7 @@ struct NDEFLimitProcessTests {
     if: ReaderctlProcess.canMeetFilePermissions,
     "running as root without setpriv: every file is readable, so permissions cannot be tested"))
 struct NDEFPermissionTests {
-  @Test func aFileInAnUnreadableDirectoryIsPermissionDeniedNotMissing() throws {
+  @Test func aFileInAnUnreadableDirectoryIsPermissionDeniedNotMissing() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     let locked = directory.appendingPathComponent("locked")
     try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
@@ -451,10 +451,10 @@ struct NDEFPermissionTests {
       try? FileManager.default.removeItem(at: directory)
     }
     let path = locked.appendingPathComponent("tag.ndef").path
-    let result = try ReaderctlProcess.run(["ndef", "decode", path], asNobody: true)
+    let result = try await ReaderctlProcess.run(["ndef", "decode", path], asNobody: true)
     #expect(result.status == 66)
     #expect(result.stderr == "readerctl: cannot read \(path): permission denied\n")
-    let missing = try ReaderctlProcess.run(["ndef", "decode", directory.appendingPathComponent("absent").path])
+    let missing = try await ReaderctlProcess.run(["ndef", "decode", directory.appendingPathComponent("absent").path])
     #expect(missing.stderr.hasSuffix(": no such file\n"))
   }
 }

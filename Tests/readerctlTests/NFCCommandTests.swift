@@ -38,8 +38,8 @@ struct NFCCommandTests {
   static let malformed: [UInt8] = [0xD1, 0x01, 0x08, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x69]
 
   /// `readerctl ndef decode FILE`'s line for the file.
-  static func decoded(_ path: String) throws -> String {
-    let result = try ReaderctlProcess.run(["ndef", "decode", path])
+  static func decoded(_ path: String) async throws -> String {
+    let result = try await ReaderctlProcess.run(["ndef", "decode", path])
     #expect(result.status == 0)
     return String(result.stdout.dropLast())
   }
@@ -60,28 +60,28 @@ struct NFCCommandTests {
 
   // MARK: scan
 
-  @Test func scanReadsTheFirstTagAndPrintsItAsNDEFDecodeDoes() throws {
+  @Test func scanReadsTheFirstTagAndPrintsItAsNDEFDecodeDoes() async throws {
     let tags = try Tags()
     let hello = try tags.file("hello.ndef", Self.hello)
     let poster = try tags.file("poster.ndef", Self.poster)
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--tags", hello, poster])
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--tags", hello, poster])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.isEmpty)
     let read = result.lines.filter { $0.contains(" read ") }
     #expect(read.count == 1, "without --continuous the session ends at the first read: \(read)")
-    #expect(read.first?.hasSuffix("Session 1 read \(hello): \(try Self.decoded(hello))") == true, "\(read)")
+    #expect(read.first?.hasSuffix("Session 1 read \(hello): \(try await Self.decoded(hello))") == true, "\(read)")
     #expect(result.stdout.contains("Session 1 ended: readerSessionInvalidationErrorFirstNDEFTagRead (204)"))
     #expect(!result.stdout.contains(poster))
     #expect(result.lines.last == "Read 1 message from 1 tag in 00:00:00.7 of simulated time, in 1 session.")
   }
 
-  @Test func scanWithContinuousReadsEveryTagInOrderThroughTheReadLoop() throws {
+  @Test func scanWithContinuousReadsEveryTagInOrderThroughTheReadLoop() async throws {
     let tags = try Tags()
     let files = [
       try tags.file("a.ndef", Self.hello), try tags.file("b.ndef", Self.poster),
       try tags.file("c.ndef", NDEFMessage(try .uri("tel:+41"))),
     ]
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--continuous", "--json", "--tags"] + files)
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--continuous", "--json", "--tags"] + files)
     #expect(result.status == 0, "\(result.stderr)")
     let (events, outcome) = try Self.json(result)
     let reads = Self.named("didDetectNDEFs", in: events)
@@ -90,7 +90,7 @@ struct NFCCommandTests {
       let messages = try #require(read["messages"] as? [Any])
       let rendered = String(
         decoding: try JSONSerialization.data(withJSONObject: messages[0], options: .sortedKeys), as: UTF8.self)
-      let expected = try JSONSerialization.jsonObject(with: Data(try Self.decoded(file).utf8))
+      let expected = try JSONSerialization.jsonObject(with: Data(try await Self.decoded(file).utf8))
       let expectedText = String(
         decoding: try JSONSerialization.data(withJSONObject: expected, options: .sortedKeys), as: UTF8.self)
       #expect(rendered == expectedText, "\(file)")
@@ -103,10 +103,10 @@ struct NFCCommandTests {
     #expect(Self.named("didBecomeActive", in: events).count == 1)
   }
 
-  @Test func aLongContinuousScanOutlivesTheSessionTimeLimit() throws {
+  @Test func aLongContinuousScanOutlivesTheSessionTimeLimit() async throws {
     let tags = try Tags()
     let files = try (1...40).map { try tags.file("parcel-\($0).ndef", NDEFMessage(try .text("parcel \($0)"))) }
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--continuous", "--json", "--tags"] + files)
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--continuous", "--json", "--tags"] + files)
     #expect(result.status == 0, "\(result.stderr)")
     let (events, _) = try Self.json(result)
     let read = Set(Self.named("didDetectNDEFs", in: events).compactMap { $0["tag"] as? String })
@@ -118,10 +118,10 @@ struct NFCCommandTests {
     #expect(Set(Self.named("didBecomeActive", in: events).compactMap { $0["session"] as? Int }).count == timeouts.count)
   }
 
-  @Test func aMalformedTagIsReportedWithItsByteOffsetAndNothingReadExits65() throws {
+  @Test func aMalformedTagIsReportedWithItsByteOffsetAndNothingReadExits65() async throws {
     let tags = try Tags()
     let bad = try tags.file("bad.ndef", Self.malformed)
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--tags", bad])
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--tags", bad])
     #expect(result.status == 65)
     #expect(
       result.stderr.hasPrefix(
@@ -129,7 +129,7 @@ struct NFCCommandTests {
     #expect(result.stderr.contains("no tag gave a message"))
     #expect(result.stderr.contains("offset=2"))
 
-    let json = try ReaderctlProcess.run(["nfc", "scan", "--json", "--tags", bad])
+    let json = try await ReaderctlProcess.run(["nfc", "scan", "--json", "--tags", bad])
     #expect(json.status == 65)
     let (events, outcome) = try Self.json(json)
     let failure = try #require(Self.named("didFailToReadNDEF", in: events).first)
@@ -141,27 +141,27 @@ struct NFCCommandTests {
     #expect(((outcome["error"] as? [String: Any])?["ndefError"] as? [String: Any])?["offset"] as? Int == 2)
   }
 
-  @Test func readingGoesOnAfterAMalformedTag() throws {
+  @Test func readingGoesOnAfterAMalformedTag() async throws {
     let tags = try Tags()
     let bad = try tags.file("bad.ndef", Self.malformed)
     let blank = try tags.file("blank.ndef", [])
     let hello = try tags.file("hello.ndef", Self.hello)
-    let once = try ReaderctlProcess.run(["nfc", "scan", "--tags", bad, hello])
+    let once = try await ReaderctlProcess.run(["nfc", "scan", "--tags", bad, hello])
     #expect(once.status == 0, "a message was read after the malformed tag")
     #expect(once.stderr.contains("\(bad): readerTransceiveErrorTagResponseError (102): malformed NDEF at byte 2"))
     #expect(once.stdout.contains("read \(hello): "))
 
     // With --continuous every tag counts: one without a message makes the run a data error.
-    let continuous = try ReaderctlProcess.run(["nfc", "scan", "--continuous", "--tags", hello, bad, blank])
+    let continuous = try await ReaderctlProcess.run(["nfc", "scan", "--continuous", "--tags", hello, bad, blank])
     #expect(continuous.status == 65)
     #expect(continuous.stdout.contains("read \(hello): "))
     #expect(continuous.stderr.contains("\(blank): ndefReaderSessionErrorZeroLengthMessage (403)"))
     #expect(continuous.stderr.contains("2 of 3 tags gave no message"))
   }
 
-  @Test func aScanWithoutTagsEndsAtTheSystemsTimeLimitAndExits75() throws {
+  @Test func aScanWithoutTagsEndsAtTheSystemsTimeLimitAndExits75() async throws {
     for arguments in [["nfc", "scan", "--json"], ["nfc", "scan", "--continuous", "--json"]] {
-      let result = try ReaderctlProcess.run(arguments)
+      let result = try await ReaderctlProcess.run(arguments)
       #expect(result.status == 75, "\(arguments)")
       #expect(result.stderr.contains("no tag was read: readerSessionInvalidationErrorSessionTimeout (201)"))
       let (events, outcome) = try Self.json(result)
@@ -172,36 +172,37 @@ struct NFCCommandTests {
     }
   }
 
-  @Test func aScanIsTheSameForASeedAtAnyPace() throws {
+  @Test func aScanIsTheSameForASeedAtAnyPace() async throws {
     let tags = try Tags()
     let files = [try tags.file("a.ndef", Self.hello), try tags.file("b.ndef", Self.malformed)]
     let arguments = ["nfc", "scan", "--continuous", "--tags"] + files
-    let first = try ReaderctlProcess.run(arguments + ["--seed", "9"])
-    let again = try ReaderctlProcess.run(arguments + ["--seed", "9"])
-    let paced = try ReaderctlProcess.run(arguments + ["--seed", "9", "--speed", "500"])
+    let first = try await ReaderctlProcess.run(arguments + ["--seed", "9"])
+    let again = try await ReaderctlProcess.run(arguments + ["--seed", "9"])
+    let paced = try await ReaderctlProcess.run(arguments + ["--seed", "9", "--speed", "500"])
     #expect(first.stdout == again.stdout && first.stderr == again.stderr)
     #expect(Array(paced.lines.dropFirst()) == Array(first.lines.dropFirst()))
-    let json = try ReaderctlProcess.run(arguments + ["--seed", "9", "--json"])
-    #expect(json.stdout == (try ReaderctlProcess.run(arguments + ["--seed", "9", "--json", "--speed", "500"])).stdout)
+    let json = try await ReaderctlProcess.run(arguments + ["--seed", "9", "--json"])
+    #expect(
+      json.stdout == (try await ReaderctlProcess.run(arguments + ["--seed", "9", "--json", "--speed", "500"])).stdout)
   }
 
-  @Test func scanReadsHexTagFilesWithHex() throws {
+  @Test func scanReadsHexTagFilesWithHex() async throws {
     let tags = try Tags()
     let hex = try tags.file("hello.hex", Array((NDEFBytes(Self.hello.encoded()).hex + "\n").utf8))
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--hex", "--tags", hex])
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--hex", "--tags", hex])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout.contains(#""text":"hello""#))
     let notHex = try tags.file("x.hex", Array("zz".utf8))
-    let bad = try ReaderctlProcess.run(["nfc", "scan", "--hex", "--tags", notHex])
+    let bad = try await ReaderctlProcess.run(["nfc", "scan", "--hex", "--tags", notHex])
     #expect(bad.status == 65)
     #expect(
       bad.stderr == "readerctl: \(notHex): input is not hex at byte 0: expected a hex digit or whitespace, found 'z'\n")
   }
 
-  @Test func tagFilesThatCannotBeReadStopTheScanBeforeItBegins() throws {
+  @Test func tagFilesThatCannotBeReadStopTheScanBeforeItBegins() async throws {
     let tags = try Tags()
     let missing = tags.directory.appendingPathComponent("absent.ndef").path
-    let result = try ReaderctlProcess.run(["nfc", "scan", "--json", "--tags", missing])
+    let result = try await ReaderctlProcess.run(["nfc", "scan", "--json", "--tags", missing])
     #expect(result.status == 66)
     #expect(result.stderr == "readerctl: cannot read \(missing): no such file\n")
     let (events, outcome) = try Self.json(result)
@@ -209,7 +210,7 @@ struct NFCCommandTests {
     #expect((outcome["error"] as? [String: Any])?["code"] as? String == "noInput")
 
     let big = try tags.file("big.ndef", Array(repeating: 0x41, count: NFCCommand.tagLimit + 1))
-    let tooBig = try ReaderctlProcess.run(["nfc", "scan", "--tags", big])
+    let tooBig = try await ReaderctlProcess.run(["nfc", "scan", "--tags", big])
     #expect(tooBig.status == 65)
     #expect(tooBig.stderr.contains("is larger than 65536 bytes: 65537 bytes"))
     #expect(tooBig.stdout.isEmpty)
@@ -217,16 +218,16 @@ struct NFCCommandTests {
 
   // MARK: write
 
-  @Test func writeRoundTripsTheMessageNDEFEncodeBuilds() throws {
+  @Test func writeRoundTripsTheMessageNDEFEncodeBuilds() async throws {
     let tags = try Tags()
     let options = ["--text", "hallo", "--lang", "de", "--uri", "https://example.com/a"]
-    let encoded = try ReaderctlProcess.run(
+    let encoded = try await ReaderctlProcess.run(
       ["ndef", "encode", "--output", tags.directory.appendingPathComponent("m").path] + options)
     #expect(encoded.status == 0)
-    let expected = try Self.decoded(tags.directory.appendingPathComponent("m").path)
+    let expected = try await Self.decoded(tags.directory.appendingPathComponent("m").path)
     let size = try Data(contentsOf: tags.directory.appendingPathComponent("m")).count
 
-    let result = try ReaderctlProcess.run(["nfc", "write"] + options)
+    let result = try await ReaderctlProcess.run(["nfc", "write"] + options)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.isEmpty)
     #expect(result.lines.last == expected)
@@ -238,7 +239,7 @@ struct NFCCommandTests {
         "Session 1 ended: readerSessionInvalidationErrorUserCanceled (200), the app invalidated it.",
       ], in: result.stdout)
 
-    let json = try ReaderctlProcess.run(["nfc", "write", "--json", "--capacity", "\(size)"] + options)
+    let json = try await ReaderctlProcess.run(["nfc", "write", "--json", "--capacity", "\(size)"] + options)
     #expect(json.status == 0)
     let (events, outcome) = try Self.json(json)
     #expect(
@@ -252,25 +253,27 @@ struct NFCCommandTests {
           withJSONObject: try JSONSerialization.jsonObject(with: Data(expected.utf8)), options: .sortedKeys))
   }
 
-  @Test func aMessageLargerThanTheTagFailsWithTagSizeTooSmallAndExits74() throws {
-    let result = try ReaderctlProcess.run(["nfc", "write", "--text", "hello", "--capacity", "11"])
+  @Test func aMessageLargerThanTheTagFailsWithTagSizeTooSmallAndExits74() async throws {
+    let result = try await ReaderctlProcess.run(["nfc", "write", "--text", "hello", "--capacity", "11"])
     #expect(result.status == 74)
     #expect(result.stderr.hasPrefix("readerctl: writing the tag failed: ndefReaderSessionErrorTagSizeTooSmall (402): "))
     #expect(result.stdout.contains("writeNDEF failed: ndefReaderSessionErrorTagSizeTooSmall (402)."))
     #expect(result.stdout.contains("The sheet closes showing “This tag is too small for the message.”"))
     #expect(!result.stdout.contains("readNDEF"))
 
-    let json = try ReaderctlProcess.run(["nfc", "write", "--json", "--text", "hello", "--capacity", "11"])
+    let json = try await ReaderctlProcess.run(["nfc", "write", "--json", "--text", "hello", "--capacity", "11"])
     let (_, outcome) = try Self.json(json)
     let error = try #require(outcome["error"] as? [String: Any])
     #expect(error["code"] as? String == "ndefReaderSessionErrorTagSizeTooSmall" && error["errorCode"] as? Int == 402)
     #expect(outcome["message"] is NSNull && outcome["length"] as? Int == 12 && outcome["capacity"] as? Int == 11)
     // One byte more and it fits.
-    #expect(try ReaderctlProcess.run(["nfc", "write", "--text", "hello", "--capacity", "12"]).status == 0)
+    #expect(try await ReaderctlProcess.run(["nfc", "write", "--text", "hello", "--capacity", "12"]).status == 0)
   }
 
-  @Test func aReadOnlyTagFailsWithTagNotWritableAndExits74() throws {
-    let result = try ReaderctlProcess.run(["nfc", "write", "--json", "--read-only", "--uri", "https://example.com"])
+  @Test func aReadOnlyTagFailsWithTagNotWritableAndExits74() async throws {
+    let result = try await ReaderctlProcess.run([
+      "nfc", "write", "--json", "--read-only", "--uri", "https://example.com",
+    ])
     #expect(result.status == 74)
     #expect(result.stderr.contains("ndefReaderSessionErrorTagNotWritable (400)"))
     let (events, outcome) = try Self.json(result)
@@ -280,16 +283,16 @@ struct NFCCommandTests {
     #expect(((end["error"] as? [String: Any])?["context"] as? [String: String])?["by"] == "app")
   }
 
-  @Test func writeRefusesWhatEncodeRefusesBeforeAnySession() throws {
+  @Test func writeRefusesWhatEncodeRefusesBeforeAnySession() async throws {
     let tags = try Tags()
     let big = try tags.file("big", Array(repeating: 0x41, count: NFCCommand.tagLimit))
-    let result = try ReaderctlProcess.run(["nfc", "write", "--json", "--mime", "a/b", big])
+    let result = try await ReaderctlProcess.run(["nfc", "write", "--json", "--mime", "a/b", big])
     #expect(result.status == 65)
     #expect(result.stderr.contains("the encoded message is larger than 65536 bytes"))
     let (events, outcome) = try Self.json(result)
     #expect(events.isEmpty)
     #expect((outcome["error"] as? [String: Any])?["code"] as? String == "invalidInput")
-    let invalid = try ReaderctlProcess.run(["nfc", "write", "--text", "x", "--lang", ""])
+    let invalid = try await ReaderctlProcess.run(["nfc", "write", "--text", "x", "--lang", ""])
     #expect(invalid.status == 64 && invalid.stdout.isEmpty && !invalid.stderr.contains("--help"))
   }
 
@@ -301,9 +304,9 @@ struct NFCCommandTests {
     ["nfc", "write", "--text", "x", "--capacity", "65537"], ["nfc", "write", "--text", "x", "extra"],
     ["nfc", "write", "--text", "x", "--hex"],
   ])
-  func usageErrorsExit64WithTheUsageAndNoJSON(arguments: [String]) throws {
+  func usageErrorsExit64WithTheUsageAndNoJSON(arguments: [String]) async throws {
     // `--json` right after the subcommand, where it cannot be a record flag's value.
-    let result = try ReaderctlProcess.run(Array(arguments.prefix(2)) + ["--json"] + arguments.dropFirst(2))
+    let result = try await ReaderctlProcess.run(Array(arguments.prefix(2)) + ["--json"] + arguments.dropFirst(2))
     let command = arguments.count > 1 && ["scan", "write"].contains(arguments[1]) ? "nfc \(arguments[1])" : "nfc"
     #expect(result.isUsageError(of: command), "\(arguments): \(result.stderr)")
   }
@@ -313,16 +316,16 @@ struct NFCCommandTests {
     (["nfc", "scan", "--help"], "nfc scan"), (["nfc", "write", "-h"], "nfc write"),
     (["help", "nfc", "scan"], "nfc scan"),
   ])
-  func helpPrintsTheCommandsHelpOnStandardOutput(arguments: [String], command: String) throws {
-    let result = try ReaderctlProcess.run(arguments)
+  func helpPrintsTheCommandsHelpOnStandardOutput(arguments: [String], command: String) async throws {
+    let result = try await ReaderctlProcess.run(arguments)
     #expect(result.status == 0)
     let help = try #require(ReaderCtl.allHelp.first { $0.command == command })
     #expect(result.stdout == help.text)
     #expect(result.stderr.isEmpty)
   }
 
-  @Test func theCommandListAndTheREADMEShowTheNFCCommandsWithEveryOption() throws {
-    #expect(try ReaderctlProcess.run(["help"]).stdout.contains("  nfc "))
+  @Test func theCommandListAndTheREADMEShowTheNFCCommandsWithEveryOption() async throws {
+    #expect(try await ReaderctlProcess.run(["help"]).stdout.contains("  nfc "))
     let readme = try String(
       contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)

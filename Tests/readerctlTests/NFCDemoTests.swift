@@ -22,8 +22,8 @@ struct NFCDemoTests {
     }
   }
 
-  @Test func demoNFCTellsTheNFCStoryInOrderAndExitsZero() throws {
-    let result = try ReaderctlProcess.run(["demo", "nfc", "--seed", "1"])
+  @Test func demoNFCTellsTheNFCStoryInOrderAndExitsZero() async throws {
+    let result = try await ReaderctlProcess.run(["demo", "nfc", "--seed", "1"])
     #expect(result.status == 0, "stderr: \(result.stderr)")
     #expect(result.stderr.isEmpty)
     #expect(result.stdout.hasPrefix("ReaderKit demo: a simulated NFC device (seed 1).\nTimes are simulated"))
@@ -65,8 +65,8 @@ struct NFCDemoTests {
     #expect(!result.stdout.contains("Session 11"))
   }
 
-  @Test func plainDemoTellsTheBluetoothStoryThenTheNFCStoryOnOneClock() throws {
-    let result = try ReaderctlProcess.run(["demo", "--seed", "2"])
+  @Test func plainDemoTellsTheBluetoothStoryThenTheNFCStoryOnOneClock() async throws {
+    let result = try await ReaderctlProcess.run(["demo", "--seed", "2"])
     #expect(result.status == 0, "stderr: \(result.stderr)")
     #expect(result.stdout.hasPrefix("ReaderKit demo: a simulated Bluetooth world (seed 2)."))
     Self.expectInOrder(
@@ -83,7 +83,7 @@ struct NFCDemoTests {
     #expect(lastBluetoothLine.hasPrefix("[") && !lastBluetoothLine.hasPrefix("[00:"))
     #expect(firstNFCLine.prefix { $0 != "]" } == lastBluetoothLine.prefix { $0 != "]" }, "\(firstNFCLine)")
 
-    let json = try ReaderctlProcess.run(["demo", "--json", "--seed", "2"])
+    let json = try await ReaderctlProcess.run(["demo", "--json", "--seed", "2"])
     #expect(json.status == 0)
     let events = try ReaderctlProcess.jsonLines(json.stdout)
     let lastBluetooth = try #require(events.lastIndex { $0["event"] as? String == "didDisconnect" })
@@ -96,8 +96,8 @@ struct NFCDemoTests {
   }
 
   @Test(arguments: [1, 2, 7, 42])
-  func jsonNFCDemoUsesTheAPIsEventNamesAndFields(seed: Int) throws {
-    let result = try ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "\(seed)"])
+  func jsonNFCDemoUsesTheAPIsEventNamesAndFields(seed: Int) async throws {
+    let result = try await ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "\(seed)"])
     #expect(result.status == 0, "seed \(seed): \(result.stderr)")
     #expect(result.stderr.isEmpty)
     var events = try ReaderctlProcess.jsonLines(result.stdout)
@@ -145,26 +145,26 @@ struct NFCDemoTests {
     #expect(timeoutTimes.count == 2 && abs(timeoutTimes[1] - timeoutTimes[0] - 60) < 0.5, "\(timeoutTimes)")
   }
 
-  @Test func theNFCStoryIsTheSameForASeedAtAnyPaceAndDiffersBetweenSeeds() throws {
-    let unpaced = try ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "5"])
-    let paced = try ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "5", "--speed", "1000"])
-    let other = try ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "6"])
+  @Test func theNFCStoryIsTheSameForASeedAtAnyPaceAndDiffersBetweenSeeds() async throws {
+    let unpaced = try await ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "5"])
+    let paced = try await ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "5", "--speed", "1000"])
+    let other = try await ReaderctlProcess.run(["demo", "nfc", "--json", "--seed", "6"])
     #expect(unpaced.status == 0 && paced.status == 0 && other.status == 0)
     #expect(!unpaced.stdout.isEmpty)
     #expect(paced.stdout == unpaced.stdout)
     #expect(other.stdout != unpaced.stdout, "another seed draws other detection times")
-    let told = try ReaderctlProcess.run(["demo", "nfc", "--seed", "5"])
-    let toldPaced = try ReaderctlProcess.run(["demo", "nfc", "--seed", "5", "--speed", "1000"])
+    let told = try await ReaderctlProcess.run(["demo", "nfc", "--seed", "5"])
+    let toldPaced = try await ReaderctlProcess.run(["demo", "nfc", "--seed", "5", "--speed", "1000"])
     #expect(told.lines.count > 40)
     #expect(Array(toldPaced.lines.dropFirst(2)) == Array(told.lines.dropFirst(2)))
   }
 
-  @Test func demoTakesOnlyNFCAsAStory() throws {
+  @Test func demoTakesOnlyNFCAsAStory() async throws {
     for arguments in [["demo", "bluetooth"], ["demo", "nfc", "nfc"], ["demo", "nfc", "--bogus"]] {
-      let result = try ReaderctlProcess.run(arguments)
+      let result = try await ReaderctlProcess.run(arguments)
       #expect(result.isUsageError(of: "demo"), "\(arguments): \(result.stderr)")
     }
-    let help = try ReaderctlProcess.run(["demo", "nfc", "--help"])
+    let help = try await ReaderctlProcess.run(["demo", "nfc", "--help"])
     #expect(help.status == 0 && help.stdout.contains("  nfc                     tell the NFC story alone"))
   }
 }
@@ -174,8 +174,8 @@ struct NFCDemoTests {
   .timeLimit(.minutes(1)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct NFCTerminalTests {
-  @Test func theNFCDemoOnADumbTerminalWritesNoCursorCodesAndSaysHowLongItTook() throws {
-    let run = try PseudoTerminal.run(
+  @Test func theNFCDemoOnADumbTerminalWritesNoCursorCodesAndSaysHowLongItTook() async throws {
+    let run = try await PseudoTerminal.run(
       ["demo", "nfc", "--speed", "200"], size: PseudoTerminal.Size(rows: 24, columns: 100),
       environment: ["TERM": "dumb"], timeout: 60)
     #expect(run.status == 0)
@@ -185,10 +185,10 @@ struct NFCTerminalTests {
     #expect(screen.history.contains { $0.contains("of simulated time took") && $0.contains("s of wall time") })
   }
 
-  @Test func ctrlCStopsAContinuousScanAndExits130() throws {
+  @Test func ctrlCStopsAContinuousScanAndExits130() async throws {
     let tags = try NFCCommandTests.Tags()
     let files = try (1...20).map { try tags.file("t\($0).ndef", NDEFMessage(try .text("tag \($0)"))) }
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["nfc", "scan", "--continuous", "--speed", "1", "--tags"] + files,
       size: PseudoTerminal.Size(rows: 24, columns: 200), steps: [.wait("Session 1 read "), .send("\u{3}")])
     #expect(run.status == 130)

@@ -13,10 +13,10 @@ struct NarrationTerminalTests {
   }
 
   @Test(arguments: [60, 80, 132])
-  func theDemoNarrationWrapsAtWordsUnderItsTextWithOneStampWidth(columns: Int) throws {
-    let piped = try ReaderctlProcess.run(["demo"])
+  func theDemoNarrationWrapsAtWordsUnderItsTextWithOneStampWidth(columns: Int) async throws {
+    let piped = try await ReaderctlProcess.run(["demo"])
     #expect(piped.status == 0)
-    let run = try PseudoTerminal.run(
+    let run = try await PseudoTerminal.run(
       ["demo", "--speed", "0"], size: PseudoTerminal.Size(rows: 30, columns: columns), timeout: 120)
     #expect(run.status == 0, "\(run.text.debugDescription)")
     let screen = try run.screen()
@@ -38,8 +38,8 @@ struct NarrationTerminalTests {
     #expect(Set(stamped.map { Array($0).firstIndex(of: "]") }).count == 1, "\(stamped.prefix(3)) \(stamped.suffix(3))")
   }
 
-  @Test func pipedNarrationIsOneEventPerLineWhateverItsLength() throws {
-    let piped = try ReaderctlProcess.run(["demo"], environment: ["COLUMNS": "40"])
+  @Test func pipedNarrationIsOneEventPerLineWhateverItsLength() async throws {
+    let piped = try await ReaderctlProcess.run(["demo"], environment: ["COLUMNS": "40"])
     #expect(piped.lines.contains { $0.count > 120 && $0.hasPrefix("[") })
     #expect(!piped.lines.contains { $0.hasPrefix("    ") && !$0.trimmingPrefix(while: \.isWhitespace).isEmpty })
     #expect(piped.lines.contains { $0.hasPrefix("[1d 00:") } && piped.lines.contains { $0.hasPrefix("[00:") })

@@ -22,42 +22,42 @@ struct OutputFailureTests {
     ["demo"], ["demo", "nfc"], ["--version"], ["help"], ["update", "--help"], ["ndef", "encode", "--text", "hi"],
     ["ndef", "encode", "--text", "hi", "--hex"], ["discover", "--json"],
   ])
-  func aFullStandardOutputEndsTheCommandWith74AndOneLine(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments, standardOutput: try Self.devFull())
+  func aFullStandardOutputEndsTheCommandWith74AndOneLine(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments, standardOutput: try Self.devFull())
     #expect(result.status == 74, "\(arguments): \(result.stderr)")
     #expect(result.stderr == Self.noSpace, "\(arguments)")
   }
 
   @Test(arguments: [["--version"], ["demo", "--seed", "3"], ["ndef", "decode", "--help"]])
-  func aClosedStandardOutputEndsTheCommandWith74AndOneLine(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments, closing: [1])
+  func aClosedStandardOutputEndsTheCommandWith74AndOneLine(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments, closing: [1])
     #expect(result.status == 74, "\(arguments): \(result.stderr)")
     #expect(result.stderr == "readerctl: cannot write to standard output: Bad file descriptor (errno 9)\n")
   }
 
-  @Test func aPipeWhoseReaderLeftEndsTheCommandWith74AndOneLine() throws {
+  @Test func aPipeWhoseReaderLeftEndsTheCommandWith74AndOneLine() async throws {
     let pipe = Pipe()
     try pipe.fileHandleForReading.close()
-    let result = try ReaderctlProcess.run(["demo"], standardOutput: pipe.fileHandleForWriting)
+    let result = try await ReaderctlProcess.run(["demo"], standardOutput: pipe.fileHandleForWriting)
     #expect(result.status == 74, "\(result.stderr)")
     #expect(result.stderr == "readerctl: cannot write to standard output: Broken pipe (errno 32)\n")
   }
 
   @Test(arguments: [["nosuch"], ["ndef", "decode", "/nonexistent"], ["update"], ["demo", "--seed", "x"]])
-  func aFullStandardErrorEndsTheCommandWith74Silently(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments, standardError: try Self.devFull())
+  func aFullStandardErrorEndsTheCommandWith74Silently(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments, standardError: try Self.devFull())
     #expect(result.status == 74, "\(arguments)")
     #expect(result.stdout.isEmpty)
   }
 
-  @Test func noStandardStreamsAtAllStillEndsWith74() throws {
-    let result = try ReaderctlProcess.run(["demo", "nfc"], closing: [1, 2])
+  @Test func noStandardStreamsAtAllStillEndsWith74() async throws {
+    let result = try await ReaderctlProcess.run(["demo", "nfc"], closing: [1, 2])
     #expect(result.status == 74)
     #expect(result.stdout.isEmpty && result.stderr.isEmpty)
   }
 
-  @Test func aClosedStandardInputIsAReadErrorNotACrash() throws {
-    let result = try ReaderctlProcess.run(["ndef", "decode", "-"], closing: [0])
+  @Test func aClosedStandardInputIsAReadErrorNotACrash() async throws {
+    let result = try await ReaderctlProcess.run(["ndef", "decode", "-"], closing: [0])
     #expect(result.status == 74, "\(result.stderr)")
     #expect(result.stderr == "readerctl: cannot read standard input: bad file descriptor\n")
   }

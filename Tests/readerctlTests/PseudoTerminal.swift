@@ -101,7 +101,7 @@ enum PseudoTerminal {
   static func run(
     _ arguments: [String], size: Size, environment: [String: String] = [:], steps: [Step] = [],
     timeout: Double = 90
-  ) throws -> Run {
+  ) async throws -> Run {
     guard let python else {
       throw Failure(
         description: "python3 is not on the PATH; the pseudo-terminal tests need it (READERKIT_CI=1 requires them)")
@@ -123,9 +123,19 @@ enum PseudoTerminal {
     let stdout = Pipe()
     process.standardOutput = stdout
     process.standardInput = FileHandle.nullDevice
-    try process.runWithSignalsUnblocked()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    // The script gives readerctl `timeout` seconds; it gets some more of its own to report. Runs take
+    // turns with the other readerctl runs.
+    let data = try await offPool {
+      try ChildProcessGate.shared.withPermit {
+        try process.runWithSignalsUnblocked()
+        var data = Data()
+        try process.bounded(within: .seconds(timeout + 30)) {
+          data = stdout.fileHandleForReading.readDataToEndOfFile()
+          process.waitUntilExit()
+        }
+        return data
+      }
+    }
     guard process.terminationStatus == 0,
       let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
       let encoded = report["output"] as? String, let output = Data(base64Encoded: encoded),

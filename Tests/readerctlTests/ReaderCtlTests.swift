@@ -7,23 +7,23 @@ import ReaderKit
 /// The command dispatch, help and argument parsing.
 @Suite(.timeLimit(.minutes(1)))
 struct ReaderCtlTests {
-  @Test func noCommandOrAnUnknownOneIsAUsageErrorPointingToTheHelp() throws {
+  @Test func noCommandOrAnUnknownOneIsAUsageErrorPointingToTheHelp() async throws {
     for arguments in [[], ["frobnicate"], ["help", "frobnicate"]] {
-      let result = try ReaderctlProcess.run(arguments)
+      let result = try await ReaderctlProcess.run(arguments)
       #expect(result.isUsageError(of: ""), "\(arguments): \(result.stderr)")
     }
     #expect(
-      try ReaderctlProcess.run(["frobnicate"]).stderr
+      try await ReaderctlProcess.run(["frobnicate"]).stderr
         == "readerctl: unknown command 'frobnicate'\nsee 'readerctl --help'\n")
   }
 
-  @Test func helpPrintsEveryCommandOnStdout() throws {
-    let result = try ReaderctlProcess.run(["help"])
+  @Test func helpPrintsEveryCommandOnStdout() async throws {
+    let result = try await ReaderctlProcess.run(["help"])
     #expect(result.status == 0)
     for command in ["demo", "discover", "connect", "reconnect", "update", "ndef", "nfc"] {
       #expect(result.stdout.contains("  \(command) "), "\(command)")
     }
-    let discover = try ReaderctlProcess.run(["discover", "--help"])
+    let discover = try await ReaderctlProcess.run(["discover", "--help"])
     #expect(discover.status == 0 && discover.stdout == DiscoverCommand.help.text)
     #expect(discover.stdout.contains("\nUSAGE: readerctl discover "))
   }
@@ -37,9 +37,9 @@ struct ReaderCtlTests {
     (["connect", "X"], "connect", "--location is required"),
   ])
   func aUsageErrorIsTheErrorAndOneLinePointingToTheHelp(arguments: [String], command: String, message: String)
-    throws
+    async throws
   {
-    let result = try ReaderctlProcess.run(arguments)
+    let result = try await ReaderctlProcess.run(arguments)
     #expect(result.stderr == "readerctl: \(message)\nsee 'readerctl \(command) --help'\n")
     #expect(result.isUsageError(of: command))
   }
@@ -68,35 +68,35 @@ struct ReaderCtlTests {
     ["demo"], ["discover"], ["connect"], ["reconnect"], ["update"], ["ndef"], ["ndef", "decode"], ["ndef", "encode"],
     ["nfc"], ["nfc", "scan"], ["nfc", "write"], ["help"],
   ])
-  func everyCommandAcceptsVersion(command: [String]) throws {
-    let result = try ReaderctlProcess.run(command + ["--version"])
+  func everyCommandAcceptsVersion(command: [String]) async throws {
+    let result = try await ReaderctlProcess.run(command + ["--version"])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "readerctl \(ReaderCtl.version)\n")
     #expect(result.stderr.isEmpty)
   }
 
   @Test(arguments: ["--version", "-V"])
-  func versionPrintsTheVersionOnStdout(flag: String) throws {
-    let result = try ReaderctlProcess.run([flag])
+  func versionPrintsTheVersionOnStdout(flag: String) async throws {
+    let result = try await ReaderctlProcess.run([flag])
     #expect(result.status == 0)
     #expect(result.stdout == "readerctl \(ReaderCtl.version)\n")
     #expect(result.stderr.isEmpty)
-    #expect(try ReaderctlProcess.run(["help"]).stdout.contains("readerctl --version"))
+    #expect(try await ReaderctlProcess.run(["help"]).stdout.contains("readerctl --version"))
   }
 
-  @Test func aSingleDashOptionIsAnUnknownOptionNotAnArgument() throws {
-    let result = try ReaderctlProcess.run(["discover", "-t"])
+  @Test func aSingleDashOptionIsAnUnknownOptionNotAnArgument() async throws {
+    let result = try await ReaderctlProcess.run(["discover", "-t"])
     #expect(result.status == 64)
     #expect(result.stderr.hasPrefix("readerctl: unknown option '-t'\n"))
   }
 
-  @Test func doubleDashEndsTheOptions() throws {
+  @Test func doubleDashEndsTheOptions() async throws {
     let hello: [UInt8] = [0xD1, 0x01, 0x05, 0x54, 0x02, 0x65, 0x6E, 0x68, 0x69]
-    let stdin = try ReaderctlProcess.run(["ndef", "decode", "--", "-"], input: hello)
+    let stdin = try await ReaderctlProcess.run(["ndef", "decode", "--", "-"], input: hello)
     #expect(stdin.status == 0, "\(stdin.stderr)")
     #expect(stdin.stdout.contains(#""text":"hi""#))
     // After `--`, `-h` is a file name, not a request for help.
-    let file = try ReaderctlProcess.run(["ndef", "decode", "--", "-h"])
+    let file = try await ReaderctlProcess.run(["ndef", "decode", "--", "-h"])
     #expect(file.status == 66)
     #expect(file.stderr == "readerctl: cannot read -h: no such file\n")
   }
@@ -119,7 +119,7 @@ struct ReaderCtlTests {
 
   /// A duration in an error's context is a number of seconds in the JSON, from a state machine (the
   /// scan's timeout) as from a command (connect's search).
-  @Test func durationsInJSONErrorContextsAreNumbersOfSeconds() throws {
+  @Test func durationsInJSONErrorContextsAreNumbersOfSeconds() async throws {
     let directory = try ReaderctlProcess.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let runs = [
@@ -127,7 +127,7 @@ struct ReaderCtlTests {
       (["connect", "NOPE", "--location", "x", "--timeout", "2", "--store", directory.path + "/s.json", "--json"], 2.0),
     ]
     for (arguments, seconds) in runs {
-      let result = try ReaderctlProcess.run(arguments)
+      let result = try await ReaderctlProcess.run(arguments)
       let outcome = try #require(try ReaderctlProcess.jsonLines(result.stdout).last)
       let context = try #require((outcome["error"] as? [String: Any])?["context"] as? [String: Any])
       #expect(context["timeout"] as? Double == seconds, "\(arguments): \(context)")
@@ -179,10 +179,10 @@ struct ReaderCtlTests {
 @Suite(.timeLimit(.minutes(1)))
 struct ReaderBenchVersionTests {
   @Test(arguments: ["--version", "-V"])
-  func readerBenchPrintsReaderKitsVersion(flag: String) throws {
-    let result = try ReaderctlProcess.run([flag], program: "reader-bench")
+  func readerBenchPrintsReaderKitsVersion(flag: String) async throws {
+    let result = try await ReaderctlProcess.run([flag], program: "reader-bench")
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "reader-bench \(ReaderCtl.version)\n")
-    #expect(try ReaderctlProcess.run(["--version"]).stdout == "readerctl \(UpdatePolicy.readerKitVersion)\n")
+    #expect(try await ReaderctlProcess.run(["--version"]).stdout == "readerctl \(UpdatePolicy.readerKitVersion)\n")
   }
 }

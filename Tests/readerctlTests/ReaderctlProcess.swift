@@ -11,9 +11,9 @@ import Testing
 
 /// Runs the built `readerctl` as a child process and collects what it printed and its exit status.
 ///
-/// Output goes to files rather than pipes, so a chatty child never blocks on a full pipe; a
-/// watchdog kills the child with SIGKILL when it outlives `timeout`; the test runner's blocked
-/// signal mask is cleared around the spawn so the child starts with a normal one.
+/// Output goes to files rather than pipes, so a chatty child never blocks on a full pipe; a child that
+/// outlives `timeout` is killed (SIGTERM, then SIGKILL); the test runner's blocked signal mask is
+/// cleared around the spawn so the child starts with a normal one.
 struct ReaderctlProcess {
   struct Result {
     var status: Int32
@@ -21,6 +21,8 @@ struct ReaderctlProcess {
     var stderr: String
     /// How long the process took to end after `interruptWhen` sent it SIGINT.
     var stoppedAfterInterrupt: Duration?
+    /// How long the process ran, from its start to its end (not counting the wait for its turn).
+    var elapsed: Duration
 
     /// Whether this is how a usage error ends a command: status 64, nothing on standard output, and on
     /// standard error exactly two lines, the error and `see 'readerctl <command> --help'`.
@@ -56,14 +58,38 @@ struct ReaderctlProcess {
   }()
 
   /// Runs `readerctl arguments…` with `input` on standard input; with `interruptAfter`, sends SIGINT
-  /// (Ctrl-C) once standard output contains that text. `standardOutput` and `standardError` replace the
-  /// files that collect them (`/dev/full`, a pipe nobody reads); the descriptors in `closing` are
-  /// closed when `readerctl` starts (`>&-`), through `/bin/sh`.
+  /// (Ctrl-C) once standard output contains that text; with `interruptWhen`, once that holds (asked
+  /// every `checkingEvery`).
+  /// `standardOutput` and `standardError` replace the files that collect them (`/dev/full`, a pipe
+  /// nobody reads); the descriptors in `closing` are closed when `readerctl` starts (`>&-`), through
+  /// `/bin/sh`.
+  ///
+  /// The whole run (its turn, the start, the polls for the marker or the condition, the wait for the
+  /// exit) happens on a thread of its own, so it never holds a thread of the cooperative pool; runs
+  /// take turns through `ChildProcessGate.shared` (as many at once as there are cores); a run that
+  /// outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and throws a `Failure` naming it.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
-    interruptAfter marker: String? = nil, interruptWhen ready: (() -> Bool)? = nil,
-    standardOutput: FileHandle? = nil, standardError: FileHandle? = nil,
+    interruptAfter marker: String? = nil, interruptWhen ready: (@Sendable () -> Bool)? = nil,
+    checkingEvery interval: Duration = .milliseconds(10), standardOutput: FileHandle? = nil,
+    standardError: FileHandle? = nil,
     closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
+  ) async throws -> Result {
+    try await offPool {
+      try ChildProcessGate.shared.withPermit {
+        try runNow(
+          arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
+          interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
+          closing: closing, asNobody: asNobody, program: program)
+      }
+    }
+  }
+
+  /// `run`, on the calling thread, which is a thread of its own: it polls and waits.
+  private static func runNow(
+    _ arguments: [String], input: [UInt8], environment: [String: String], timeout: Double,
+    interruptAfter marker: String?, interruptWhen ready: (@Sendable () -> Bool)?, checkingEvery interval: Duration,
+    standardOutput: FileHandle?, standardError: FileHandle?, closing: [Int32], asNobody: Bool, program: String
   ) throws -> Result {
     let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
@@ -101,13 +127,11 @@ struct ReaderctlProcess {
       throw Failure(description: "cannot start \(executable.path): \(error)")
     }
     let pid = process.processIdentifier
-    let finished = Locked(false)
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-      if finished.withLock({ !$0 }) { kill(pid, SIGKILL) }
-    }
+    let started = ContinuousClock.now
+    let deadline = started + .seconds(timeout)
     if let marker {
       // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
-      while process.isRunning {
+      while process.isRunning, ContinuousClock.now < deadline {
         if let text = try? String(contentsOf: files[1], encoding: .utf8), text.contains(marker) {
           kill(pid, SIGINT)
           break
@@ -117,22 +141,22 @@ struct ReaderctlProcess {
     }
     var interruptedAt: ContinuousClock.Instant?
     if let ready {
-      while process.isRunning, !ready() { usleep(10_000) }
+      let pause = useconds_t(
+        interval.components.attoseconds / 1_000_000_000_000 + interval.components.seconds * 1_000_000)
+      while process.isRunning, ContinuousClock.now < deadline, !ready() { usleep(pause) }
       interruptedAt = .now
       kill(pid, SIGINT)
     }
-    process.waitUntilExit()
-    let stoppedAfterInterrupt = interruptedAt.map { ContinuousClock.now - $0 }
-    let timedOut = finished.withLock { done -> Bool in
-      defer { done = true }
-      return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
-    }
-    if timedOut {
+    do {
+      try process.waitForExit(within: max(deadline - .now, .zero))
+    } catch is ChildProcessTimeout {
       throw Failure(description: "readerctl \(arguments.joined(separator: " ")) was killed after \(timeout) s")
     }
+    let ended = ContinuousClock.now
     return Result(
       status: process.terminationStatus, stdout: try String(contentsOf: files[1], encoding: .utf8),
-      stderr: try String(contentsOf: files[2], encoding: .utf8), stoppedAfterInterrupt: stoppedAfterInterrupt)
+      stderr: try String(contentsOf: files[2], encoding: .utf8),
+      stoppedAfterInterrupt: interruptedAt.map { ended - $0 }, elapsed: ended - started)
   }
 
   /// `setpriv` (util-linux), which runs `readerctl` as `nobody` for `asNobody` when the tests run as root.

@@ -38,16 +38,17 @@ private struct UpdateEvents {
 /// a broken catalog gives.
 @Suite(.timeLimit(.minutes(1)))
 struct UpdateCommandTests {
-  private func run(_ files: ManifestFiles, _ extra: [String], manifest: String? = nil) throws -> ReaderctlProcess.Result
+  private func run(_ files: ManifestFiles, _ extra: [String], manifest: String? = nil) async throws
+    -> ReaderctlProcess.Result
   {
     let path = try manifest ?? files.write()
-    return try ReaderctlProcess.run(["update", "--catalog", path] + ManifestFiles.reader + extra)
+    return try await ReaderctlProcess.run(["update", "--catalog", path] + ManifestFiles.reader + extra)
   }
 
-  @Test func aCheckPrintsTheUpdateThatAppliesAndInstallsNothing() throws {
+  @Test func aCheckPrintsTheUpdateThatAppliesAndInstallsNothing() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try run(files, [])
+    let result = try await run(files, [])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.isEmpty)
     let digest = try #require(files.release()["image"] as? [String: Any])["sha256"] as? String
@@ -61,10 +62,10 @@ struct UpdateCommandTests {
     #expect(!result.stdout.contains("Installing"))
   }
 
-  @Test func aCheckInJSONIsOneOutcomeLineWithTheUpdateUnderTheAPIsNames() throws {
+  @Test func aCheckInJSONIsOneOutcomeLineWithTheUpdateUnderTheAPIsNames() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try run(files, ["--json"])
+    let result = try await run(files, ["--json"])
     #expect(result.status == 0)
     let events = try UpdateEvents(result.stdout)
     #expect(events.names == ["result"], "a check connects nothing")
@@ -86,16 +87,16 @@ struct UpdateCommandTests {
     #expect((image["url"] as? String)?.hasSuffix("/images/m2.bin") == true)
   }
 
-  @Test func beforeRequiredAtTheUpdateIsOptional() throws {
+  @Test func beforeRequiredAtTheUpdateIsOptional() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try run(files, ["--date", "2026-03-10T12:00:00+01:00"])
+    let result = try await run(files, ["--date", "2026-03-10T12:00:00+01:00"])
     #expect(result.status == 0)
     #expect(result.stdout.contains("Update 2.01.00.18 applies and is optional until 2026-03-15T00:00:00Z"))
     #expect(result.stdout.contains("  required    no"))
   }
 
-  @Test func aReaderOfAnotherModelOrAlreadyCurrentHasNothingToInstall() throws {
+  @Test func aReaderOfAnotherModelOrAlreadyCurrentHasNothingToInstall() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
     let path = try files.write()
@@ -103,7 +104,7 @@ struct UpdateCommandTests {
       ["--device-type", "chipper2X", "--installed-version", "2.01.00.17"],
       ["--device-type", "stripeM2", "--installed-version", "2.01.00.18"],
     ] {
-      let result = try ReaderctlProcess.run(
+      let result = try await ReaderctlProcess.run(
         ["update", "--catalog", path, "--date", "2026-06-01", "--install", "--json"] + arguments)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
       let events = try UpdateEvents(result.stdout)
@@ -111,15 +112,15 @@ struct UpdateCommandTests {
       #expect(events.outcome?["update"] is NSNull)
       #expect(events.outcome?["required"] is NSNull)
     }
-    let told = try ReaderctlProcess.run(
+    let told = try await ReaderctlProcess.run(
       ["update", "--catalog", path, "--date", "2026-06-01", "--device-type", "stripeM2", "--installed-version", "2.02"])
     #expect(told.stdout.contains("No update applies: no release newer than 2.02 for stripeM2 at tml_readerctl"))
   }
 
-  @Test func installingARequiredUpdateRunsWhileConnectingWithProgressFromZeroToOne() throws {
+  @Test func installingARequiredUpdateRunsWhileConnectingWithProgressFromZeroToOne() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try run(files, ["--install", "--json"])
+    let result = try await run(files, ["--install", "--json"])
     #expect(result.status == 0, "\(result.stderr)")
     let events = try UpdateEvents(result.stdout)
     let installs = events.installs
@@ -137,10 +138,10 @@ struct UpdateCommandTests {
     #expect(events.outcome?["exitStatus"] as? Int == 0)
   }
 
-  @Test func whenPipedAnInstallIsToldInPlainLinesAtEveryQuarter() throws {
+  @Test func whenPipedAnInstallIsToldInPlainLinesAtEveryQuarter() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try run(files, ["--install"])
+    let result = try await run(files, ["--install"])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(!result.stdout.contains("\u{1B}"), "no cursor code when piped")
     let lines = [
@@ -155,11 +156,11 @@ struct UpdateCommandTests {
     }
   }
 
-  @Test func installingAnOptionalUpdateConnectsFirstThenInstallsItAsTheAppWould() throws {
+  @Test func installingAnOptionalUpdateConnectsFirstThenInstallsItAsTheAppWould() async throws {
     var files = try ManifestFiles()
     defer { files.remove() }
     files.releases = [files.release(requiredAt: "2026-09-01T00:00:00Z")]
-    let result = try run(files, ["--install", "--json"])
+    let result = try await run(files, ["--install", "--json"])
     #expect(result.status == 0, "\(result.stderr)")
     let events = try UpdateEvents(result.stdout)
     let connected = try #require(events.index("didConnect"))
@@ -176,16 +177,16 @@ struct UpdateCommandTests {
     ("durationEstimate", "soon", "releases[0].durationEstimate"),
     ("requiredAt", "next week", "releases[0].requiredAt"),
   ])
-  func aMalformedManifestExits65NamingTheFieldAndTheValue(key: String, value: String, field: String) throws {
+  func aMalformedManifestExits65NamingTheFieldAndTheValue(key: String, value: String, field: String) async throws {
     var files = try ManifestFiles()
     defer { files.remove() }
     files.releases[0][key] = value
-    let result = try run(files, [])
+    let result = try await run(files, [])
     #expect(result.status == 65)
     #expect(result.stdout.isEmpty, "\(result.stdout)")
     #expect(result.stderr.hasPrefix("readerctl: the catalog could not be read: updateCatalogInvalid: "))
     #expect(result.stderr.contains(field) && result.stderr.contains(value), "\(result.stderr)")
-    let json = try run(files, ["--json"])
+    let json = try await run(files, ["--json"])
     #expect(json.status == 65)
     let error = try #require(try UpdateEvents(json.stdout).outcome?["error"] as? [String: Any])
     #expect(error["code"] as? String == "updateCatalogInvalid")
@@ -193,16 +194,16 @@ struct UpdateCommandTests {
     #expect(context["field"] == field && context["value"] == value)
   }
 
-  @Test func aDigestOfTheWrongLengthIsMalformedToo() throws {
+  @Test func aDigestOfTheWrongLengthIsMalformedToo() async throws {
     var files = try ManifestFiles()
     defer { files.remove() }
     files.releases[0]["image"] = ["url": "images/m2.bin", "size": 4096, "sha256": "abc123"]
-    let result = try run(files, [])
+    let result = try await run(files, [])
     #expect(result.status == 65)
     #expect(result.stderr.contains("releases[0].image.sha256") && result.stderr.contains("abc123"))
   }
 
-  @Test func anImageThatDoesNotMatchItsDigestIsRefusedWith65AndTheReaderKeepsItsVersion() throws {
+  @Test func anImageThatDoesNotMatchItsDigestIsRefusedWith65AndTheReaderKeepsItsVersion() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
     let path = try files.write()
@@ -210,8 +211,8 @@ struct UpdateCommandTests {
     altered[100] ^= 0xFF
     try files.replaceImage(with: altered)
     // The check reads only the manifest; the install verifies the image before it reaches the reader.
-    #expect(try run(files, [], manifest: path).status == 0)
-    let result = try run(files, ["--install", "--json"], manifest: path)
+    #expect(try await run(files, [], manifest: path).status == 0)
+    let result = try await run(files, ["--install", "--json"], manifest: path)
     #expect(result.status == 65, "\(result.stderr)")
     #expect(result.stderr.contains("firmwareImageRejected") && result.stderr.contains("field=sha256"))
     let events = try UpdateEvents(result.stdout)
@@ -225,26 +226,26 @@ struct UpdateCommandTests {
     #expect(events.outcome?["reader"] == nil)
   }
 
-  @Test func aMissingManifestOrImageFileExits66() throws {
+  @Test func aMissingManifestOrImageFileExits66() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
     let missing = files.directory.appendingPathComponent("absent.json").path
-    let result = try ReaderctlProcess.run(["update", "--catalog", missing] + ManifestFiles.reader)
+    let result = try await ReaderctlProcess.run(["update", "--catalog", missing] + ManifestFiles.reader)
     #expect(result.status == 66)
     #expect(result.stderr.contains("updateCatalogUnavailable") && result.stderr.contains(missing), "\(result.stderr)")
     #expect(result.stdout.isEmpty)
 
     let path = try files.write()
     try FileManager.default.removeItem(at: files.directory.appendingPathComponent("images/m2.bin"))
-    let install = try run(files, ["--install"], manifest: path)
+    let install = try await run(files, ["--install"], manifest: path)
     #expect(install.status == 66, "\(install.stderr)")
     #expect(install.stderr.contains("cause=updateCatalogUnavailable"))
   }
 
-  @Test func aReaderThatIsNotInTheWorldExits69() throws {
+  @Test func aReaderThatIsNotInTheWorldExits69() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let result = try ReaderctlProcess.run(["update", "--catalog", try files.write(), "--serial", "STRM2-00000"])
+    let result = try await ReaderctlProcess.run(["update", "--catalog", try files.write(), "--serial", "STRM2-00000"])
     #expect(result.status == 69)
     #expect(result.stderr.contains("readerNotFound") && result.stderr.contains("STRM2-00000"))
   }
@@ -258,8 +259,8 @@ struct UpdateCommandTests {
     ["update", "--catalog", "m.json", "--date", "2025-12-31"],
     ["update", "--catalog", "m.json", "--location", " "], ["update", "--catalog", "m.json", "--stall-timeout", "0"],
   ])
-  func badArgumentsExit64WithTheUsage(arguments: [String]) throws {
-    let result = try ReaderctlProcess.run(arguments)
+  func badArgumentsExit64WithTheUsage(arguments: [String]) async throws {
+    let result = try await ReaderctlProcess.run(arguments)
     #expect(result.isUsageError(of: "update"), "\(arguments): \(result.stderr)")
   }
 }
@@ -269,13 +270,13 @@ struct UpdateCommandTests {
   .timeLimit(.minutes(1)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
 struct UpdateCommandHTTPTests {
-  @Test func aManifestOverHTTPIsCheckedAndItsImageInstalled() throws {
+  @Test func aManifestOverHTTPIsCheckedAndItsImageInstalled() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
     try files.write()
-    let server = try LocalHTTPServer(serving: files.directory)
+    let server = try await LocalHTTPServer.start(serving: files.directory)
     defer { server.stop() }
-    let result = try ReaderctlProcess.run(
+    let result = try await ReaderctlProcess.run(
       ["update", "--catalog", server.url("manifest.json"), "--install", "--json"] + ManifestFiles.reader)
     #expect(result.status == 0, "\(result.stderr)")
     let events = try UpdateEvents(result.stdout)
@@ -286,44 +287,44 @@ struct UpdateCommandHTTPTests {
     #expect((events.outcome?["reader"] as? [String: Any])?["deviceSoftwareVersion"] as? String == ManifestFiles.next)
   }
 
-  @Test func aMissingManifestIsUnavailableWith69AndItsStatus() throws {
+  @Test func aMissingManifestIsUnavailableWith69AndItsStatus() async throws {
     let files = try ManifestFiles()
     defer { files.remove() }
-    let server = try LocalHTTPServer(serving: files.directory)
+    let server = try await LocalHTTPServer.start(serving: files.directory)
     defer { server.stop() }
-    let result = try ReaderctlProcess.run(["update", "--catalog", server.url("nothing.json"), "--json"])
+    let result = try await ReaderctlProcess.run(["update", "--catalog", server.url("nothing.json"), "--json"])
     #expect(result.status == 69, "\(result.stderr)")
     let error = try #require(try UpdateEvents(result.stdout).outcome?["error"] as? [String: Any])
     #expect(error["code"] as? String == "updateCatalogUnavailable")
     #expect((error["context"] as? [String: String])?["status"] == "404")
   }
 
-  @Test func aMalformedManifestOverHTTPExits65() throws {
+  @Test func aMalformedManifestOverHTTPExits65() async throws {
     var files = try ManifestFiles()
     defer { files.remove() }
     files.releases[0]["components"] = ["firmware", "toppings"]
     try files.write()
-    let server = try LocalHTTPServer(serving: files.directory)
+    let server = try await LocalHTTPServer.start(serving: files.directory)
     defer { server.stop() }
-    let result = try ReaderctlProcess.run(["update", "--catalog", server.url("manifest.json")] + ManifestFiles.reader)
+    let result = try await ReaderctlProcess.run(
+      ["update", "--catalog", server.url("manifest.json")] + ManifestFiles.reader)
     #expect(result.status == 65)
     #expect(result.stderr.contains("releases[0].components") && result.stderr.contains("toppings"), "\(result.stderr)")
   }
 
-  @Test func aRefusedConnectionExits69() throws {
+  @Test func aRefusedConnectionExits69() async throws {
     let port = try SilentPort.closedPort()
-    let result = try ReaderctlProcess.run(["update", "--catalog", "http://127.0.0.1:\(port)/manifest.json"])
+    let result = try await ReaderctlProcess.run(["update", "--catalog", "http://127.0.0.1:\(port)/manifest.json"])
     #expect(result.status == 69, "\(result.stderr)")
     #expect(result.stderr.contains("updateCatalogUnavailable"))
   }
 
-  @Test func aServerThatStallsExits75AfterTheStallTimeout() throws {
+  @Test func aServerThatStallsExits75AfterTheStallTimeout() async throws {
     let silent = try SilentPort()
-    let started = Date()
-    let result = try ReaderctlProcess.run(
+    let result = try await ReaderctlProcess.run(
       ["update", "--catalog", "http://127.0.0.1:\(silent.port)/manifest.json", "--stall-timeout", "1"], timeout: 30)
     #expect(result.status == 75, "\(result.stderr)")
     #expect(result.stderr.contains("updateCatalogTimedOut"))
-    #expect(Date().timeIntervalSince(started) < 8, "the stall timeout (1 s, not the default 15 s) bounds the wait")
+    #expect(result.elapsed < .seconds(8), "the stall timeout (1 s, not the default 15 s) bounds the wait")
   }
 }

@@ -190,16 +190,30 @@ struct NFCSessionStateMachine {
 
   /// `begin()`: the system takes it from here.
   mutating func begin() -> [Action] {
-    guard case .idle = state else { return [] }
+    var actions: [Action] = []
+    begin(into: &actions)
+    return actions
+  }
+
+  /// `begin()`, its actions appended to `out`.
+  mutating func begin(into out: inout [Action]) {
+    guard case .idle = state else { return }
     state = .waiting
-    return [.submit]
+    out.append(.submit)
   }
 
   /// `invalidate()` / `invalidate(errorMessage:)`. It reports `readerSessionInvalidationErrorUserCanceled`,
   /// as Core NFC does: there is no separate code for an app's own request, and apps already treat 200
   /// as "closed, show nothing".
   mutating func invalidate(errorMessage: String?) -> [Action] {
-    end(Self.invalidatedByApp, errorMessage: errorMessage)
+    var actions: [Action] = []
+    invalidate(errorMessage: errorMessage, into: &actions)
+    return actions
+  }
+
+  /// `invalidate(errorMessage:)`, its actions appended to `out`.
+  mutating func invalidate(errorMessage: String?, into out: inout [Action]) {
+    end(Self.invalidatedByApp, errorMessage: errorMessage, into: &out)
   }
 
   /// The app's `invalidate()`: the same error every time, built once.
@@ -280,15 +294,22 @@ struct NFCSessionStateMachine {
 
   /// The system hands the radio to the session.
   mutating func activate() -> [Action] {
+    var actions: [Action] = []
+    activate(into: &actions)
+    return actions
+  }
+
+  /// `activate()`, its actions appended to `out`.
+  mutating func activate(into out: inout [Action]) {
     switch state {
     case .waiting:
       let round = nextRequest()
       state = .starting(round: round)
-      return [.startPolling(round)]
+      out.append(.startPolling(round))
     case .invalidated:
-      return [.release]  // Gone already: the radio goes back at once.
+      out.append(.release)  // Gone already: the radio goes back at once.
     case .idle, .starting, .active, .updating:
-      return []
+      break
     }
   }
 
@@ -297,12 +318,25 @@ struct NFCSessionStateMachine {
     end(error, errorMessage: nil)
   }
 
+  /// `end(_:)`, its actions appended to `out`.
+  mutating func end(_ error: NFCReaderError, into out: inout [Action]) {
+    end(error, errorMessage: nil, into: &out)
+  }
+
   // MARK: The radio
 
   mutating func pollingStarted(_ round: NFCRadioRequestID) -> [Action] {
-    guard case .starting(let current) = state, current == round else { return [] }
+    var actions: [Action] = []
+    pollingStarted(round, into: &actions)
+    return actions
+  }
+
+  /// `pollingStarted(_:)`, its actions appended to `out`.
+  mutating func pollingStarted(_ round: NFCRadioRequestID, into out: inout [Action]) {
+    guard case .starting(let current) = state, current == round else { return }
     state = .active(Active(round: round))
-    return [.presentSheet(alertMessage: alertMessage), .didBecomeActive]
+    out.append(.presentSheet(alertMessage: alertMessage))
+    out.append(.didBecomeActive)
   }
 
   mutating func pollingFailed(_ round: NFCRadioRequestID, _ failure: NFCRadioFailure) -> [Action] {
@@ -424,38 +458,43 @@ struct NFCSessionStateMachine {
   // MARK: Rules
 
   private mutating func end(_ error: NFCReaderError, errorMessage: String?) -> [Action] {
+    var actions: [Action] = []
+    end(error, errorMessage: errorMessage, into: &actions)
+    return actions
+  }
+
+  private mutating func end(_ error: NFCReaderError, errorMessage: String?, into out: inout [Action]) {
     switch state {
     case .idle:
       state = .invalidated(error)
-      return [.didInvalidate(error)]
+      out.append(.didInvalidate(error))
     case .waiting:
       state = .invalidated(error)
-      return [.didInvalidate(error), .release]
+      out.append(.didInvalidate(error))
+      out.append(.release)
     case .starting(let round):
       state = .invalidated(error)
-      return [.stopPolling(round), .didInvalidate(error), .release]
+      out.append(.stopPolling(round))
+      out.append(.didInvalidate(error))
+      out.append(.release)
     case .active(let active):
       state = .invalidated(error)
-      // One array, made with room for every action it may hold.
-      var actions: [Action] = []
-      actions.reserveCapacity(active.pending.isEmpty ? 5 : 5 + active.pending.count)
-      actions.append(.stopPolling(active.round))
-      actions.append(.dismissSheet(errorMessage: errorMessage))
+      out.append(.stopPolling(active.round))
+      out.append(.dismissSheet(errorMessage: errorMessage))
       if mode.handsOutTags, !active.tags.isEmpty {
-        actions.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
+        out.append(.tagsUnavailable(active.tags.sorted().map { TagRef(round: active.round, tag: $0) }))
       }
       if !active.pending.isEmpty {
-        actions += completions(
+        out += completions(
           of: active.pending,
           with: NFCReaderError(
             .readerTransceiveErrorSessionInvalidated, "the session was invalidated during the operation",
             context: ["reason": "sessionInvalidated"]))
       }
-      actions.append(.didInvalidate(error))
-      actions.append(.release)
-      return actions
+      out.append(.didInvalidate(error))
+      out.append(.release)
     case .invalidated, .updating:
-      return []
+      break
     }
   }
 

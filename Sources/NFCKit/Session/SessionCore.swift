@@ -19,7 +19,7 @@ final class SessionCore: @unchecked Sendable {
     /// The text on the sheet, as last set.
     var alertMessage = ""
     /// The session's observers, made when the first one subscribes (most sessions have none).
-    var observers: ObserverRegistry<NFCReaderEvent>?
+    var observers: NFCEventObservers?
     /// The last event is out: no observer is kept or taken any more.
     var finished = false
 
@@ -93,9 +93,9 @@ final class SessionCore: @unchecked Sendable {
 
   /// Adds an observer of this session's events; `nil` when the session has already ended.
   func addObserver(_ observer: @escaping @Sendable (NFCReaderEvent) -> Void) -> UInt64? {
-    let registry = withShared { state -> ObserverRegistry<NFCReaderEvent>? in
+    let registry = withShared { state -> NFCEventObservers? in
       guard !state.finished else { return nil }
-      if state.observers == nil { state.observers = ObserverRegistry() }
+      if state.observers == nil { state.observers = NFCEventObservers() }
       return state.observers
     }
     return registry?.add(observer)

@@ -60,66 +60,97 @@ struct NFCSessionLineStateMachine {
   /// A session's `begin()`; `unavailable` is `nil` on a radio that can read, else what it says is
   /// missing (no NFC, or a configuration that cannot be used), and the session ends at once with it.
   mutating func begin(_ id: SessionID, policy: NFCSystemPolicy, unavailable: NFCRadioFailure?) -> [Action] {
-    guard !isMember(id) else { return [] }
+    var actions: [Action] = []
+    begin(id, policy: policy, unavailable: unavailable, into: &actions)
+    return actions
+  }
+
+  /// `begin(_:policy:unavailable:)`, its actions appended to `out`.
+  mutating func begin(
+    _ id: SessionID, policy: NFCSystemPolicy, unavailable: NFCRadioFailure?, into out: inout [Action]
+  ) {
+    guard !isMember(id) else { return }
     if let unavailable {
-      return [.end(id, NFCSessionStateMachine.error(for: unavailable, operation: "begin"))]
+      out.append(.end(id, NFCSessionStateMachine.error(for: unavailable, operation: "begin")))
+      return
     }
-    let timeout = policy.sessionTimeout.map { [Action.armTimeout(id, after: max($0, .zero))] } ?? []
     switch state {
     case .idle:
       state = .running(id)
-      return timeout + [.activate(id)]
+      if let limit = policy.sessionTimeout { out.append(.armTimeout(id, after: max(limit, .zero))) }
+      out.append(.activate(id))
     case .running(let holder):
       guard policy.whenBusy == .queue else {
-        return [
+        out.append(
           .end(
             id,
             NFCReaderError(
               .readerSessionInvalidationErrorSystemIsBusy, "another reader session is running",
-              context: ["runningSession": String(holder)]))
-        ]
+              context: ["runningSession": String(holder)])))
+        return
       }
       waiting.push(id)
-      return timeout + [.queued(id, position: waiting.count)]
+      if let limit = policy.sessionTimeout { out.append(.armTimeout(id, after: max(limit, .zero))) }
+      out.append(.queued(id, position: waiting.count))
     }
   }
 
   /// The session let go of the radio or its place in line: it ended, for any reason.
   mutating func released(_ id: SessionID) -> [Action] {
+    var actions: [Action] = []
+    released(id, into: &actions)
+    return actions
+  }
+
+  /// `released(_:)`, its actions appended to `out`.
+  mutating func released(_ id: SessionID, into out: inout [Action]) {
     if state == .running(id) {
-      guard let next = next() else { return [.disarmTimeout(id)] }
-      return [.disarmTimeout(id), next]
+      out.append(.disarmTimeout(id))
+      if let next = next() { out.append(next) }
+      return
     }
-    guard waiting.remove(id) || (!leaving.isEmpty && leaving.remove(id) != nil) else { return [] }
-    return [.disarmTimeout(id)]
+    guard waiting.remove(id) || (!leaving.isEmpty && leaving.remove(id) != nil) else { return }
+    out.append(.disarmTimeout(id))
   }
 
   /// The session's time limit passed.
   mutating func timeLimitReached(_ id: SessionID) -> [Action] {
-    guard isMember(id) else { return [] }
+    var actions: [Action] = []
+    timeLimitReached(id, into: &actions)
+    return actions
+  }
+
+  /// `timeLimitReached(_:)`, its actions appended to `out`.
+  mutating func timeLimitReached(_ id: SessionID, into out: inout [Action]) {
+    guard isMember(id) else { return }
     let error = NFCReaderError(
       .readerSessionInvalidationErrorSessionTimeout, "the session reached the system's time limit")
-    if state == .running(id) { return [.end(id, error)] }
-    guard waiting.remove(id) else { return [] }
+    if state == .running(id) { return out.append(.end(id, error)) }
+    guard waiting.remove(id) else { return }
     leaving.insert(id)
     var waited = error
     waited.context["while"] = "waiting"
-    return [.end(id, waited)]
+    out.append(.end(id, waited))
   }
 
   /// The system ended every session of the app.
   mutating func terminated() -> [Action] {
+    var actions: [Action] = []
+    terminated(into: &actions)
+    return actions
+  }
+
+  /// `terminated()`, its actions appended to `out`.
+  mutating func terminated(into out: inout [Action]) {
     let error = NFCReaderError(
       .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "the system ended the session")
-    var actions: [Action] = []
-    if case .running(let id) = state { actions.append(.end(id, error)) }
+    if case .running(let id) = state { out.append(.end(id, error)) }
     var waited = error
     waited.context["while"] = "waiting"
     for id in waiting.removeAll() {
       leaving.insert(id)
-      actions.append(.end(id, waited))
+      out.append(.end(id, waited))
     }
-    return actions
   }
 
   /// Whether the session was begun and not yet released: it holds the radio, waits, or was ended in line.

@@ -18,7 +18,7 @@ final class NFCSystemEngine: @unchecked Sendable {
   let radio: any NFCRadio
   let scheduler: any Scheduler
   let snapshot = Locked(Snapshot())
-  let observers = ObserverRegistry<NFCReaderEvent>()
+  let observers = NFCEventObservers()
   /// The tokens of the system's observers still registered: no event is built for nobody.
   private let observerTokens = Locked<Set<UInt64>>([])
   private let hasObservers = Atomic<Bool>(false)

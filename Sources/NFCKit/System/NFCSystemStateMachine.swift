@@ -88,6 +88,10 @@ struct NFCSystemStateMachine {
   private var sessions = SessionTable<Session>()
   private var followUps: [FollowUp] = []
   private var actions: [Action] = []
+  /// An empty array with room, lent to a session's machine for its next step's outputs.
+  private var sessionOutputs: [Session.Action] = []
+  /// An empty array with room, lent to the line for its next step's outputs.
+  private var lineOutputs: [NFCSessionLineStateMachine.Action] = []
 
   /// The session holding the radio.
   var running: SessionID? { line.running }
@@ -127,13 +131,13 @@ struct NFCSystemStateMachine {
     case .begin(let id, let mode, let alertMessage, let policy, let unavailable):
       guard !sessions.contains(id) else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
-      let outputs = session.begin()
+      var outputs = takeSessionOutputs()
+      session.begin(into: &outputs)
       sessions[id] = session
       route(id, outputs, joining: (policy, unavailable))
+      giveBack(&outputs)
     case .invalidate(let id, let errorMessage, let begun):
-      if let outputs = sessions.update(id, { $0.invalidate(errorMessage: errorMessage) }) {
-        route(id, outputs)
-      } else if !begun {
+      if !routeSession(id, { $0.invalidate(errorMessage: errorMessage, into: &$1) }), !begun {
         // Never begun: it ends without ever having reached the line.
         var unbegun = Session(id: id, mode: .readWrite)
         route(id, unbegun.invalidate(errorMessage: errorMessage))
@@ -160,14 +164,14 @@ struct NFCSystemStateMachine {
     case .radio(let event):
       radio(event)
     case .timeLimitReached(let id):
-      route(line.timeLimitReached(id))
+      routeLine { $0.timeLimitReached(id, into: &$1) }
     }
   }
 
   private mutating func radio(_ event: NFCRadioEvent) {
     switch event {
     case .pollingStarted(let round):
-      feed(round) { $0.pollingStarted(round) }
+      _ = routeSession(round.session) { $0.pollingStarted(round, into: &$1) }
     case .pollingFailed(let round, let failure):
       feed(round) { $0.pollingFailed(round, failure) }
     case .tagsDetected(let round, let tags):
@@ -179,7 +183,7 @@ struct NFCSystemStateMachine {
     case .userCanceled(let round):
       feed(round) { $0.userCanceled(round) }
     case .terminated:
-      route(line.terminated())
+      routeLine { $0.terminated(into: &$1) }
     }
   }
 
@@ -194,17 +198,51 @@ struct NFCSystemStateMachine {
   private mutating func step(_ followUp: FollowUp) {
     switch followUp {
     case .join(let id, let policy, let unavailable):
-      route(line.begin(id, policy: policy, unavailable: unavailable))
+      routeLine { $0.begin(id, policy: policy, unavailable: unavailable, into: &$1) }
     case .leave(let id):
-      route(line.released(id))
+      routeLine { $0.released(id, into: &$1) }
     case .activate(let id):
-      if let outputs = sessions.update(id, { $0.activate() }) { route(id, outputs) }
+      _ = routeSession(id) { $0.activate(into: &$1) }
     case .end(let id, let error):
-      if let outputs = sessions.update(id, { $0.end(error) }) { route(id, outputs) }
+      _ = routeSession(id) { $0.end(error, into: &$1) }
     }
   }
 
   // MARK: Routing
+
+  /// Runs a step of the line and routes its outputs, through a buffer kept between steps (the line's
+  /// outputs are routed before its next step, so one is enough).
+  private mutating func routeLine(
+    _ step: (inout NFCSessionLineStateMachine, inout [NFCSessionLineStateMachine.Action]) -> Void
+  ) {
+    var outputs = lineOutputs
+    lineOutputs = []
+    step(&line, &outputs)
+    route(outputs)
+    outputs.removeAll(keepingCapacity: true)
+    lineOutputs = outputs
+  }
+
+  /// Runs a step of session `id`'s machine and routes its outputs, through a buffer kept between steps
+  /// (a session's outputs are routed before any other step); false when the session has no machine here.
+  private mutating func routeSession(_ id: SessionID, _ step: (inout Session, inout [Session.Action]) -> Void) -> Bool {
+    var outputs = takeSessionOutputs()
+    defer { giveBack(&outputs) }
+    guard sessions.update(id, { step(&$0, &outputs) }) != nil else { return false }
+    route(id, outputs)
+    return true
+  }
+
+  private mutating func takeSessionOutputs() -> [Session.Action] {
+    var outputs: [Session.Action] = []
+    swap(&outputs, &sessionOutputs)
+    return outputs
+  }
+
+  private mutating func giveBack(_ outputs: inout [Session.Action]) {
+    outputs.removeAll(keepingCapacity: true)
+    swap(&outputs, &sessionOutputs)
+  }
 
   /// The line's outputs: its own effects become actions; what it asks of a session becomes a follow-up.
   private mutating func route(_ outputs: [NFCSessionLineStateMachine.Action]) {

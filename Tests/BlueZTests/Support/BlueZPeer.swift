@@ -33,7 +33,8 @@ final class BlueZPeer: Sendable {
     check.standardOutput = FileHandle.nullDevice
     check.standardError = FileHandle.nullDevice
     guard (try? check.runWithSignalsUnblocked()) != nil else { return false }
-    check.waitUntilExit()
+    // A `static let`, evaluated where nothing can wait asynchronously: bounded instead.
+    guard (try? check.waitForExit(within: .seconds(30))) != nil else { return false }
     return check.terminationStatus == 0
   }()
 
@@ -62,26 +63,16 @@ final class BlueZPeer: Sendable {
   /// At most `gate`'s width of peers start at once (as many as the machine has cores), so forty tests
   /// do not start forty Python processes together.
   static func start(adapter: Bool = true, deniedInterface: String? = nil) async throws -> BlueZPeer {
-    await gate.acquire()
-    do {
-      let peer = try await offPool { try startNow(adapter: adapter, deniedInterface: deniedInterface) }
-      await gate.release()
-      return peer
-    } catch {
-      await gate.release()
-      throw error
-    }
+    try await offPool { try gate.withPermit { try startNow(adapter: adapter, deniedInterface: deniedInterface) } }
   }
 
   /// The permits to start a peer.
-  static let gate = PeerGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
+  static let gate = ChildProcessGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
   /// Runs `work` (which blocks: it starts processes and waits for them) on a thread of its own, so the
   /// cooperative pool, which the tests' schedulers need, is never held while it waits.
   static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
+    try await TestSupport.offPool(work)
   }
 
   private static func startNow(adapter: Bool, deniedInterface: String?) throws -> BlueZPeer {
@@ -174,7 +165,7 @@ final class BlueZPeer: Sendable {
     stopBluetoothd()
     if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
       kill(daemon.processIdentifier, SIGKILL)
-      daemon.waitUntilExit()
+      try? daemon.waitForExit(within: .seconds(5))
     }
     try startBus()
     try startBluetoothdNow()
@@ -220,7 +211,7 @@ final class BlueZPeer: Sendable {
   func stopBluetoothd() {
     guard let process = mock.withLock({ $0.take() }) else { return }
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    try? process.waitForExit(within: .seconds(5))
   }
 
   /// Calls a peer control method (interface `org.readerkit.Peer` on `/`).
@@ -297,7 +288,7 @@ final class BlueZPeer: Sendable {
     stopBluetoothd()
     if let daemon = daemonProcess.withLock({ $0.take() }), daemon.isRunning {
       kill(daemon.processIdentifier, SIGKILL)
-      daemon.waitUntilExit()
+      try? daemon.waitForExit(within: .seconds(5))
     }
     try? FileManager.default.removeItem(at: directory)
   }
@@ -308,29 +299,5 @@ final class BlueZPeer: Sendable {
     .methodCall(
       destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
       member: member, body: body)
-  }
-}
-
-/// A counting semaphore for tasks: `acquire` waits (without holding a thread) until a permit is free.
-actor PeerGate {
-  private var available: Int
-  private var waiters: [CheckedContinuation<Void, Never>] = []
-
-  init(width: Int) { available = width }
-
-  func acquire() async {
-    if available > 0 {
-      available -= 1
-      return
-    }
-    await withCheckedContinuation { waiters.append($0) }
-  }
-
-  func release() {
-    if waiters.isEmpty {
-      available += 1
-    } else {
-      waiters.removeFirst().resume()
-    }
   }
 }

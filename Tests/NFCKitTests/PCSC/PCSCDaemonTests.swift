@@ -21,8 +21,8 @@ struct PCSCDaemonTests {
   }
 
   @Test(.enabled(if: VPCD.enabled, pcscdSkipNote), arguments: Scenario.allCases)
-  func throughPcscd(_ scenario: Scenario) throws {
-    try VPCD.exclusively {
+  func throughPcscd(_ scenario: Scenario) async throws {
+    try await VPCD.exclusively {
       switch scenario {
       case .readsType4AndType2: try type4AndType2TagsAreReadThroughPcscd()
       case .writesReadsBackAndLocks: try tagsAreWrittenReadBackAndLocked()

@@ -26,7 +26,7 @@ import Testing
   }()
 
   @Test(.timeLimit(.minutes(1)))
-  func killingASavingProcessAtAnyPointNeverTearsTheStore() throws {
+  func killingASavingProcessAtAnyPointNeverTearsTheStore() async throws {
     let probe = try #require(Self.probe, "the readerkit-store-probe executable is not built")
     let seed = UInt64.random(in: 1...UInt64.max)
     var random = SeededRandom(seed: seed)
@@ -40,18 +40,22 @@ import Testing
     var lastSeen = 0
     for _ in 0..<60 {
       let (process, output) = try Self.start(probe, file.path)
-      // Let it complete a random number of saves, then kill it wherever it is.
+      // Let it complete a random number of saves, then kill it wherever it is: reading, killing and
+      // waiting happen on a thread of their own, so the cooperative pool is not held meanwhile.
       let target = Int(random.next() % 40)
-      var lines: [Substring] = []
-      var pending = ""
-      while lines.filter({ $0.hasPrefix("end") }).count < target {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        pending += String(decoding: chunk, as: UTF8.self)
-        lines = pending.split(separator: "\n")
+      let lines = try await offPool {
+        var lines: [Substring] = []
+        var pending = ""
+        while lines.filter({ $0.hasPrefix("end") }).count < target {
+          let chunk = output.fileHandleForReading.availableData
+          if chunk.isEmpty { break }
+          pending += String(decoding: chunk, as: UTF8.self)
+          lines = pending.split(separator: "\n")
+        }
+        kill(process.processIdentifier, SIGKILL)
+        try process.waitForExit(within: .seconds(10))
+        return lines.map(String.init)
       }
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
       try? output.fileHandleForReading.close()
       kills += 1
       if lines.last?.hasPrefix("begin") == true { midSave += 1 }

@@ -94,7 +94,7 @@ final class CatalogServer: Sendable {
       let root = fields["root"]
     else {
       kill(pid, SIGKILL)
-      process.waitUntilExit()
+      try? process.waitForExit(within: .seconds(5))
       throw Failure(description: "the catalog server did not announce itself (printed \"\(words)\")")
     }
     var tls: TLS?

@@ -1,6 +1,7 @@
 import Foundation
 import ReaderCore
 import Testing
+import TestSupport
 
 @testable import ReaderKit
 
@@ -51,19 +52,6 @@ private let transports = CatalogScheme.available
       usleep(10_000)
     }
     return try condition()
-  }
-
-  /// `eventually(within:_:)` on a thread outside the task pool, so the awaited tasks can run meanwhile.
-  private func eventuallyAwaiting(within timeout: Duration = .seconds(5), _ condition: @escaping @Sendable () -> Bool)
-    async -> Bool
-  {
-    await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
-        let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end, !condition() { usleep(10_000) }
-        continuation.resume(returning: condition())
-      }
-    }
   }
 
   /// The threads of this process that run catalog calls (`rk-fetch`).
@@ -127,17 +115,17 @@ private let transports = CatalogScheme.available
       try await catalog.availableUpdate(for: installed, at: Date())
     }
     let open = { @Sendable in (try? Self.openConnections(server)) ?? -1 }
-    #expect(await eventuallyAwaiting { open() == 1 }, "the fetch never reached the server")
+    #expect(await TestSupport.eventually(within: .seconds(5)) { open() == 1 }, "the fetch never reached the server")
     #expect(Self.fetchThreads() > threadsBefore, "the fetch runs on a thread of its own")
     task.cancel()
     // Timed on the server's side, by a thread outside the task pool: when the awaiting task runs
     // again depends on how busy the pool is.
     #expect(
-      await eventuallyAwaiting(within: .milliseconds(500)) { open() == 0 }, "the socket is open 500 ms after cancel")
+      await TestSupport.eventually(within: .milliseconds(500)) { open() == 0 }, "the socket is open 500 ms after cancel")
     let result = await task.result
     #expect((result.failure as? ReaderError)?.code == .canceled, "\(result)")
     #expect(
-      await eventuallyAwaiting(within: .seconds(1)) { Self.fetchThreads() <= threadsBefore },
+      await TestSupport.eventually(within: .seconds(1)) { Self.fetchThreads() <= threadsBefore },
       "the fetch's thread is still there")
   }
 

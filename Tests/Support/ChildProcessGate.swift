@@ -1,0 +1,24 @@
+import Dispatch
+import Foundation
+
+/// A counting semaphore for the threads that run child processes: `withPermit` blocks its thread (one
+/// of its own, never a thread of the cooperative pool) until one of `width` permits is free. Tests wait
+/// for their children off the pool and so no longer take turns on its threads; this keeps them from
+/// starting a hundred children on two cores at once (each would then take many times its usual time).
+/// A permit passes from thread to thread without waiting for the pool, however busy it is.
+public final class ChildProcessGate: Sendable {
+  /// The gate the `readerctl` runs share: as many children at once as the machine has cores.
+  public static let shared = ChildProcessGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+  private let permits: DispatchSemaphore
+
+  public init(width: Int) { permits = DispatchSemaphore(value: width) }
+
+  /// Runs `body` holding a permit, and gives it back however `body` ends. Call it on a thread of its
+  /// own (`offPool`).
+  public func withPermit<Value>(_ body: () throws -> Value) rethrows -> Value {
+    permits.wait()
+    defer { permits.signal() }
+    return try body()
+  }
+}
