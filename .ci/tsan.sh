@@ -21,7 +21,8 @@
 # at ChildProcessGate (as many at once as there are cores), so with the other suites their tests waited
 # for a turn past their one-minute limits (what stalled them before); those waits no longer count
 # (`workTimeLimit`, TestSupport), but on two cores the readerctl processes then starve the other suites:
-# in one run of everything on a loaded machine, 205 tests across the suites overran their limits (392 s).
+# in one run of everything on a loaded machine (load 11), 205 tests across the suites overran their
+# limits (392 s), the BlueZ peer suites' among them.
 # Alone they pass: `READERKIT_TSAN_FILTER='^readerctlTests\.|\.ReaderctlBlueZTests' READERKIT_TSAN_SKIP=
 # .ci/tsan.sh` (about 140 s of tests here); READERKIT_SLOWDOWN (5 here) multiplies the few wall-clock
 # bounds the tests put on a child (Ctrl-C answered within 500 ms, a failure within a second).

@@ -2,12 +2,11 @@ import BlueZ
 import DBus
 import Foundation
 import ReaderKit
-import TestSupport
 import Testing
 
 /// The Device Information Service of a reader connected through `BlueZCentral`, against the D-Bus peer:
 /// every string is read over GATT and reported on the reader, and none of them ever fails the connect.
-@Suite(.workTimeLimit(.seconds(60)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
 struct BlueZDeviceInformationPeerTests {
   static let address = "C0:00:00:00:00:01"
 

@@ -3,12 +3,11 @@ import DBus
 import Foundation
 import MCUmgr
 import ReaderKit
-import TestSupport
 import Testing
 
 /// The whole Bluetooth lifecycle of a `Terminal` over `BlueZCentral`, against the D-Bus peer: a private
 /// bus and a mock `bluetoothd` with readers.
-@Suite(.workTimeLimit(.seconds(60)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
 struct BlueZPeerTests {
   static let first = "C0:00:00:00:00:01"
   static let second = "C0:00:00:00:00:02"

@@ -2,12 +2,11 @@ import BlueZ
 import DBus
 import Foundation
 import ReaderKit
-import TestSupport
 import Testing
 
 /// Reboots and software updates of a `Terminal` over `BlueZCentral` against the D-Bus peer, whose readers'
 /// SMP characteristic is served by `smp_device.py` (MCUmgr's OS and image groups, MCUboot's slots).
-@Suite(.workTimeLimit(.seconds(60)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
 struct BlueZUpdatePeerTests {
   static let address = "C0:00:00:00:00:01"
   static let serial = "STRM2-0001"

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The `--bluez` commands and `replay` through the built `readerctl`, against the D-Bus peer.
-@Suite(.workTimeLimit(.seconds(60))) struct ReaderctlBlueZTests {
+@Suite(.timeLimit(.minutes(1))) struct ReaderctlBlueZTests {
   static let executable: URL = {
     let candidates = [
       URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL,
