@@ -34,11 +34,11 @@ extension Trait where Self == WorkTimeLimit {
   public static func workTimeLimit(_ limit: Duration) -> Self { WorkTimeLimit(limit: limit) }
 }
 
-/// Runs `body` with a watchdog: once `body` has worked for `limit` (its waits for turns at a
-/// `ChildProcessGate`, counted on the `TurnWaits` bound to it, left out), `exceeded` is called with the
-/// time it waited and `body`'s task is cancelled; then this waits for `body` to end (a `body` that
-/// ignores cancellation ends when its own bounds end it). Throws what `body` throws, except the
-/// `CancellationError` that follows the limit.
+/// Runs `body` with a watchdog: once `body` has worked for `limit` from the moment the watchdog first
+/// runs (its waits for turns at a `ChildProcessGate`, counted on the `TurnWaits` bound to it, left
+/// out), `exceeded` is called with the time it waited and `body`'s task is cancelled; then this waits
+/// for `body` to end (a `body` that ignores cancellation ends when its own bounds end it). Throws what
+/// `body` throws, except the `CancellationError` that follows the limit.
 public func withWorkTimeLimit(
   _ limit: Duration, _ body: @Sendable () async throws -> Void,
   exceeded: @escaping @Sendable (_ waited: Duration) -> Void
@@ -53,6 +53,8 @@ public func withWorkTimeLimit(
           return .body
         }
         group.addTask {
+          // The count starts here, when the watchdog first runs, as Swift Testing's own limit does.
+          waits.restart()
           while true {
             let remaining = limit - waits.worked()
             if remaining <= .zero {

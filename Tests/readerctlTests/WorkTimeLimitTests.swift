@@ -3,15 +3,20 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `workTimeLimit` (TestSupport), the limit of the suites that start children: the wait for a turn at
-/// a `ChildProcessGate` does not count, the work before and after it does, and a test past its limit is
-/// reported once and cancelled.
+/// a `ChildProcessGate` is counted as waiting, not work; a wait for a permit taken another way is work;
+/// the count starts when it is restarted; a test past its limit is reported once and cancelled.
 ///
-/// The limits are seconds, not milliseconds: the work a test does includes the time its tasks wait for
-/// a thread of the cooperative pool, which a parallel run keeps busy. They grow with `Slowdown.factor`.
+/// Nothing here depends on how soon a task gets a thread of the cooperative pool (a parallel run of
+/// every suite keeps it busy for seconds): the other holder of the gate lets go only once the test's
+/// thread is waiting for it.
 @Suite(.timeLimit(.minutes(1))) struct WorkTimeLimitTests {
-  /// One second, times `Slowdown.factor`.
-  private let second = Double(Slowdown.factor)
   /// The limits it saw exceeded, with the time waited for turns each time.
   private final class Reports: @unchecked Sendable {
     private let lock = NSLock()
@@ -20,32 +25,59 @@ import Testing
     var all: [Duration] { lock.withLock { waited } }
   }
 
-  /// Resumes after `seconds` on a dispatch timer: time the test spends working.
-  private func work(for seconds: Double) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { continuation.resume() }
-    }
-  }
-
-  /// A gate of one permit that another thread holds for `seconds` (as another test's child would);
-  /// returns once that thread holds it.
-  private func gateHeld(for seconds: Double) -> ChildProcessGate {
+  /// A gate of one permit that another thread holds (as another test's child would) until `waits`
+  /// shows a wait in progress, or `ready()` holds (10 s at most), and `hold` seconds more; returns once
+  /// that thread holds it.
+  private func gateHeld(
+    untilWaiting waits: TurnWaits?, or ready: @escaping @Sendable () -> Bool = { false }, hold: Double
+  )
+    -> ChildProcessGate
+  {
     let gate = ChildProcessGate(width: 1)
     let holding = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
     Thread {
       gate.withPermit {
         holding.signal()
-        release.wait()
+        // Bounded, so that a wait that is never marked fails the test instead of hanging it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while waits?.isWaiting != true, !ready(), ContinuousClock.now < deadline { usleep(1_000) }
+        usleep(useconds_t(hold * 1_000_000))
       }
     }.start()
     holding.wait()
-    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { release.signal() }
     return gate
   }
 
-  @Test(.workTimeLimit(.seconds(60))) func theTraitGivesEachTestItsOwnCountOfWaits() {
-    #expect(TurnWaits.current != nil)
+  @Test(.workTimeLimit(.seconds(60))) func theWaitForATurnCountsAsWaitingNotWork() async throws {
+    let waits = try #require(TurnWaits.current, "the trait binds the test's waits")
+    let started = ContinuousClock.now
+    let gate = gateHeld(untilWaiting: waits, hold: 0.5)
+    try await gate.withTurn {}
+    let now = ContinuousClock.now
+    #expect(waits.waited(at: now) >= .milliseconds(500), "waited \(waits.waited(at: now))")
+    #expect(waits.worked(at: now) <= now - started - .milliseconds(500), "worked \(waits.worked(at: now))")
+    #expect(!waits.isWaiting)
+  }
+
+  @Test(.workTimeLimit(.seconds(60))) func aPermitTakenWithoutWithTurnIsWork() async throws {
+    // The control of the test above: the same wait, not marked as a wait for a turn.
+    let waits = try #require(TurnWaits.current)
+    let asked = Reports()
+    let gate = gateHeld(untilWaiting: nil, or: { !asked.all.isEmpty }, hold: 0.5)
+    try await offPool {
+      asked.append(.zero)
+      gate.withPermit {}
+    }
+    #expect(waits.waited() == .zero)
+  }
+
+  @Test func theCountStartsAgainAtARestartAndLeavesTheWaitsBeforeOut() throws {
+    let start = ContinuousClock.now
+    let waits = TurnWaits(started: start)
+    #expect(waits.worked(at: start + .seconds(3)) == .seconds(3))
+    waits.restart(at: start + .seconds(2))
+    #expect(waits.worked(at: start + .seconds(3)) == .seconds(1))
+    #expect(waits.waited(at: start + .seconds(3)) == .zero)
   }
 
   @Test func aTestPastItsLimitIsReportedOnceAndCancelled() async throws {
@@ -64,45 +96,12 @@ import Testing
     #expect(ContinuousClock.now - started >= .milliseconds(200))
   }
 
-  @Test func theWaitForATurnDoesNotCount() async throws {
+  @Test func aTestThatEndsWithinItsLimitIsNotReported() async throws {
     let reports = Reports()
-    let gate = gateHeld(for: 6 * second)
-    let started = ContinuousClock.now
-    try await withWorkTimeLimit(.seconds(3 * second)) {
-      try await gate.withTurn {}
+    try await withWorkTimeLimit(.seconds(60)) {
     } exceeded: {
       reports.append($0)
     }
-    #expect(ContinuousClock.now - started >= .seconds(6 * second), "the turn came before the other holder gave it back")
-    #expect(reports.all.isEmpty, "the wait for the turn counted as work")
-  }
-
-  @Test func aWaitForAPermitTakenWithoutTheTestsWaitsCounts() async throws {
-    // The control of the test above: the same wait, not marked as a wait for a turn, is work.
-    let reports = Reports()
-    let gate = gateHeld(for: 6 * second)
-    try await withWorkTimeLimit(.seconds(3 * second)) {
-      try await offPool { gate.withPermit {} }
-    } exceeded: {
-      reports.append($0)
-    }
-    #expect(reports.all.count == 1 && reports.all.first == .zero)
-  }
-
-  @Test func theWorkBeforeAndAfterAWaitCounts() async throws {
-    let reports = Reports()
-    let gate = gateHeld(for: 6 * second)
-    try await withWorkTimeLimit(.seconds(3 * second)) {
-      await work(for: 0.5 * second)
-      try await gate.withTurn {}
-      await work(for: 3.5 * second)
-    } exceeded: {
-      reports.append($0)
-    }
-    // Exceeded 2.5 s into the work after the wait, having waited about 5.5 s (6 s less the work before).
-    #expect(reports.all.count == 1)
-    #expect(
-      reports.all.first.map { $0 >= .seconds(3 * second) && $0 < .seconds(6 * second) } == true, "waited \(reports.all)"
-    )
+    #expect(reports.all.isEmpty)
   }
 }
