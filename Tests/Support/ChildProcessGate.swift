@@ -15,10 +15,22 @@ public final class ChildProcessGate: Sendable {
   public init(width: Int) { permits = DispatchSemaphore(value: width) }
 
   /// Runs `body` holding a permit, and gives it back however `body` ends. Call it on a thread of its
-  /// own (`offPool`).
+  /// own (`offPool`). The wait for the permit counts as the test's work; `withTurn` does not count it.
   public func withPermit<Value>(_ body: () throws -> Value) rethrows -> Value {
     permits.wait()
     defer { permits.signal() }
     return try body()
+  }
+
+  /// Runs `body` (which blocks: it starts a child and waits for it) on a thread of its own, holding a
+  /// permit, and gives it back however `body` ends. The wait for the permit is marked on the calling
+  /// test's `TurnWaits`, so a `WorkTimeLimit` does not count it: bound the child inside `body`.
+  public func withTurn<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    let waits = TurnWaits.current
+    return try await offPool {
+      if let waits { waits.during { self.permits.wait() } } else { self.permits.wait() }
+      defer { self.permits.signal() }
+      return try body()
+    }
   }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `readerctl demo`, end to end through the built executable.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct DemoCommandTests {
   @Test func demoTellsTheWholeLifecycleInOrderAndExitsZero() async throws {
     let result = try await ReaderctlProcess.run(["demo", "--seed", "1"])
@@ -163,7 +164,7 @@ struct DemoCommandTests {
 }
 
 /// What the demo says about the time it skips is the time it skips.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct DemoWordingTests {
   /// `[1d 00:02:43.3]` or `[00:01:57.7]` at the start of `line`, in seconds.
   private func stamp(_ line: String) -> Double? {

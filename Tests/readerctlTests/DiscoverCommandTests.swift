@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `readerctl discover`, end to end through the built executable.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct DiscoverCommandTests {
   @Test func scanListsEveryReaderNearestFirstAndExitsZero() async throws {
     let result = try await ReaderctlProcess.run(["discover", "--seed", "5", "--readers", "4", "--timeout", "8"])

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The install progress bar on a real (pseudo-)terminal, read back through `VirtualScreen`: it fits the
 /// width, redraws in place (one bar per install, not a pile of copies), and a terminal that cannot move
 /// its cursor gets plain lines and no cursor code.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct InstallProgressTerminalTests {
   private typealias Size = PseudoTerminal.Size

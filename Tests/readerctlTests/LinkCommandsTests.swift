@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `readerctl connect` then `readerctl reconnect`, each its own process, sharing a store file.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct LinkCommandsTests {
   /// The serial numbers of the simulated world for `seed`, as `discover` lists them.
   private func serials(seed: Int) async throws -> [String] {

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The live table on a real (pseudo-)terminal of a given size, read back through `VirtualScreen`:
 /// it fits the width and the height, follows a resize, never leaves a pile of copies above itself,
 /// and writes no cursor code to a terminal that cannot move its cursor.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct LiveTableTests {
   private typealias Size = PseudoTerminal.Size

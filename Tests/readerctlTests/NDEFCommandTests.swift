@@ -1,11 +1,12 @@
 import Foundation
 import NFCKit
+import TestSupport
 import Testing
 
 @testable import readerctl
 
 /// `readerctl ndef …` run in-process through `runNDEFCommand`: exit statuses and exact output.
-@Suite(.timeLimit(.minutes(1))) struct NDEFCommandTests {
+@Suite(.workTimeLimit(.seconds(60))) struct NDEFCommandTests {
   struct Run {
     var status: Int32
     var stdout = ""
@@ -415,7 +416,7 @@ import Testing
 }
 
 /// The real limits, through the built `readerctl`: what `encode` writes, `decode` reads.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct NDEFLimitProcessTests {
   @Test(arguments: [false, true])
   func encodeRefusesAtTheRealLimitWhatDecodeWouldRefuse(hex: Bool) async throws {
@@ -434,7 +435,7 @@ struct NDEFLimitProcessTests {
 
 /// File permissions, through the built `readerctl` run as a user who meets them.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(
     if: ReaderctlProcess.canMeetFilePermissions,
     "running as root without setpriv: every file is readable, so permissions cannot be tested"))

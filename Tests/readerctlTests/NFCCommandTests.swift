@@ -7,7 +7,7 @@ import Testing
 
 /// `readerctl nfc scan` and `readerctl nfc write`, end to end through the built executable, with tag
 /// files written by the tests.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct NFCCommandTests {
   /// Tag files in a fresh directory, removed when the value goes away.
   final class Tags {

@@ -1,9 +1,10 @@
 import Foundation
 import NFCKit
+import TestSupport
 import Testing
 
 /// `readerctl demo nfc` and the NFC story of plain `readerctl demo`, end to end through the built executable.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct NFCDemoTests {
   /// The names `NFCReaderEvent` gives its events.
   static let eventNames: Set<String> = [
@@ -171,7 +172,7 @@ struct NFCDemoTests {
 
 /// The NFC commands on a (pseudo-)terminal: paced, plain lines, Ctrl-C.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct NFCTerminalTests {
   @Test func theNFCDemoOnADumbTerminalWritesNoCursorCodesAndSaysHowLongItTook() async throws {

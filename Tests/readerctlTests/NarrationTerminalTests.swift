@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The narration on a (pseudo-)terminal: wrapped at word boundaries to the window, continuation lines
 /// under the text, the time stamp one width for the whole run; piped, one event per line as before.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the pseudo-terminal tests cannot run"))
 struct NarrationTerminalTests {
   /// What the terminal shows as live tables and bars instead of narration lines.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Testing
 /// Every write `readerctl` makes can fail — a full disk, a pipe whose reader left, a descriptor the
 /// shell closed — and none of them may crash it: the command stops with exit status 74 and one line
 /// on standard error, or with 74 alone when standard error is what failed.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct OutputFailureTests {
   private static let noSpace = "readerctl: cannot write to standard output: No space left on device (errno 28)\n"
 

@@ -125,16 +125,14 @@ enum PseudoTerminal {
     process.standardInput = FileHandle.nullDevice
     // The script gives readerctl `timeout` seconds; it gets some more of its own to report. Runs take
     // turns with the other readerctl runs.
-    let data = try await offPool {
-      try ChildProcessGate.shared.withPermit {
-        try process.runWithSignalsUnblocked()
-        var data = Data()
-        try process.bounded(within: .seconds(timeout + 30)) {
-          data = stdout.fileHandleForReading.readDataToEndOfFile()
-          process.waitUntilExit()
-        }
-        return data
+    let data = try await ChildProcessGate.shared.withTurn {
+      try process.runWithSignalsUnblocked()
+      var data = Data()
+      try process.bounded(within: .seconds(timeout + 30)) {
+        data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
       }
+      return data
     }
     guard process.terminationStatus == 0,
       let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],

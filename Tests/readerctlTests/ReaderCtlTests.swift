@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 import ReaderKit
 @testable import readerctl
 
 /// The command dispatch, help and argument parsing.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct ReaderCtlTests {
   @Test func noCommandOrAnUnknownOneIsAUsageErrorPointingToTheHelp() async throws {
     for arguments in [[], ["frobnicate"], ["help", "frobnicate"]] {
@@ -176,7 +177,7 @@ struct ReaderCtlTests {
 }
 
 /// The benchmarks' executable answers `--version` as the tool does.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct ReaderBenchVersionTests {
   @Test(arguments: ["--version", "-V"])
   func readerBenchPrintsReaderKitsVersion(flag: String) async throws {

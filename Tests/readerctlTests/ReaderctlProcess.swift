@@ -68,6 +68,8 @@ struct ReaderctlProcess {
   /// exit) happens on a thread of its own, so it never holds a thread of the cooperative pool; runs
   /// take turns through `ChildProcessGate.shared` (as many at once as there are cores); a run that
   /// outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and throws a `Failure` naming it.
+  /// `timeout` starts when the child starts: the wait for a turn is not counted by it, nor by a
+  /// suite's `workTimeLimit`.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
     interruptAfter marker: String? = nil, interruptWhen ready: (@Sendable () -> Bool)? = nil,
@@ -75,13 +77,11 @@ struct ReaderctlProcess {
     standardError: FileHandle? = nil,
     closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
   ) async throws -> Result {
-    try await offPool {
-      try ChildProcessGate.shared.withPermit {
-        try runNow(
-          arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
-          interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
-          closing: closing, asNobody: asNobody, program: program)
-      }
+    try await ChildProcessGate.shared.withTurn {
+      try runNow(
+        arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
+        interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
+        closing: closing, asNobody: asNobody, program: program)
     }
   }
 

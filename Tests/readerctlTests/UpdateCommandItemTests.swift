@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import readerctl
 
 /// Smaller things `readerctl update` must get right, each pinned: its words, what its help promises,
 /// a reader too low on battery, and manifests that editors and hostile files produce.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct UpdateCommandItemTests {
   private func update(_ files: ManifestFiles, _ extra: [String]) async throws -> ReaderctlProcess.Result {
     try await ReaderctlProcess.run(["update", "--catalog", try files.write()] + extra)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The events of a `--json` run: their names, and the progress values between each start and finish.
@@ -36,7 +37,7 @@ private struct UpdateEvents {
 
 /// `readerctl update` against a manifest file written by the test: the check, the install, and what
 /// a broken catalog gives.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.workTimeLimit(.seconds(60)))
 struct UpdateCommandTests {
   private func run(_ files: ManifestFiles, _ extra: [String], manifest: String? = nil) async throws
     -> ReaderctlProcess.Result
@@ -267,7 +268,7 @@ struct UpdateCommandTests {
 
 /// `readerctl update` against a real HTTP server on 127.0.0.1.
 @Suite(
-  .timeLimit(.minutes(1)),
+  .workTimeLimit(.seconds(60)),
   .enabled(if: PseudoTerminal.enabled, "python3 is not on the PATH: the HTTP catalog tests cannot run"))
 struct UpdateCommandHTTPTests {
   @Test func aManifestOverHTTPIsCheckedAndItsImageInstalled() async throws {

@@ -63,7 +63,7 @@ final class BlueZPeer: Sendable {
   /// At most `gate`'s width of peers start at once (as many as the machine has cores), so forty tests
   /// do not start forty Python processes together.
   static func start(adapter: Bool = true, deniedInterface: String? = nil) async throws -> BlueZPeer {
-    try await offPool { try gate.withPermit { try startNow(adapter: adapter, deniedInterface: deniedInterface) } }
+    try await gate.withTurn { try startNow(adapter: adapter, deniedInterface: deniedInterface) }
   }
 
   /// The permits to start a peer.
