@@ -116,17 +116,32 @@ struct SessionTable<Value> {
     }
   }
 
+  /// Doubles the storage and moves every entry to its slot there: each value is swapped into place
+  /// (moved, never copied) and the fill is not checked again per entry, so a line of a hundred
+  /// thousand sessions pays little for the table's growth.
   private mutating func grow() {
     let capacity = max(8, keys.count * 2)
-    let oldKeys = keys
-    var oldValues = values
-    keys = Array(repeating: 0, count: capacity)
-    values = Array(repeating: nil, count: capacity)
-    shift = UInt64(64 - capacity.trailingZeroBitCount)
-    count = 0
-    for slot in oldKeys.indices where oldKeys[slot] != 0 {
-      guard let value = oldValues[slot].take() else { continue }
-      insert(oldKeys[slot] &- 1, value)
+    let newShift = UInt64(64 - capacity.trailingZeroBitCount)
+    let newMask = capacity - 1
+    var newKeys = [UInt64](repeating: 0, count: capacity)
+    var newValues = [Value?](repeating: nil, count: capacity)
+    keys.withUnsafeBufferPointer { oldKeys in
+      values.withUnsafeMutableBufferPointer { oldValues in
+        newKeys.withUnsafeMutableBufferPointer { newKeys in
+          newValues.withUnsafeMutableBufferPointer { newValues in
+            for old in oldKeys.indices where oldKeys[old] != 0 {
+              let key = oldKeys[old]
+              var slot = Int(truncatingIfNeeded: ((key &- 1) &* 0x9E37_79B9_7F4A_7C15) >> newShift)
+              while newKeys[slot] != 0 { slot = (slot &+ 1) & newMask }
+              newKeys[slot] = key
+              swap(&newValues[slot], &oldValues[old])
+            }
+          }
+        }
+      }
     }
+    keys = newKeys
+    values = newValues
+    shift = newShift
   }
 }

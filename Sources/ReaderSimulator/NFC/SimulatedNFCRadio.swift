@@ -296,8 +296,7 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
           world.pendingStart = nil
           world.polling = true
           self.record(nil, "pollingStarted", in: &world)
-          let present = world.field.keys.sorted()
-          if !present.isEmpty { self.scheduleDetection(of: present, round: round, in: &world) }
+          if !world.field.isEmpty { self.scheduleDetection(of: world.field.keys.sorted(), round: round, in: &world) }
           return .pollingStarted(round)
         }
       }
@@ -391,11 +390,12 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   /// `mutate` for a change that reports at most one event, which then needs no array.
   private func mutateOnce(_ body: (inout World) -> NFCRadioEvent?) {
     var handler: (@Sendable (NFCRadioEvent) -> Void)?
-    let event = world.withLock { world in
+    var event = world.withLock { world in
       handler = world.handler
       return body(&world)
     }
-    guard let handler, let event else { return }
+    // Moved out of the optional rather than bound to a copy of it: the closure then holds the only one.
+    guard let handler, let event = event.take() else { return }
     clock.execute { handler(event) }
   }
 
@@ -406,12 +406,16 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   /// Ends the round: nothing more is detected or answered for it.
   private func endRound(in world: inout World) {
     if let work = world.pendingStart { clock.cancel(work) }
-    for (_, flight) in world.inFlight { clock.cancel(flight.work) }
+    // Emptied only when not empty already: a round that ends without a tag (the common case) then
+    // releases no storage.
+    if !world.inFlight.isEmpty {
+      for (_, flight) in world.inFlight { clock.cancel(flight.work) }
+      world.inFlight = [:]
+    }
     world.pendingStart = nil
-    world.inFlight = [:]
     world.round = nil
     world.polling = false
-    world.detected = []
+    if !world.detected.isEmpty { world.detected = [] }
     world.connected = nil
   }
 
