@@ -65,7 +65,12 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
 
   @discardableResult
   public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-    state.withLock { $0.queue.push(deadline: $0.now + max(delay, .zero), work) }
+    // In attoseconds, which add and compare inline, where `Duration`'s `+` and `<` are calls into the
+    // standard library (for every advertisement of a simulated world).
+    let delay = delay.attoseconds
+    return state.withLock {
+      $0.queue.push(deadline: Duration(attoseconds: $0.now.attoseconds + (delay > 0 ? delay : 0)), work)
+    }
   }
 
   public func cancel(_ work: ScheduledWork) {
@@ -128,7 +133,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   private func runDue(by limit: Duration) {
     while let due = state.withLock({ state -> Due? in
       guard let item = state.queue.pop(dueBy: limit) else { return nil }
-      state.now = max(state.now, item.deadline)
+      if item.deadline.attoseconds > state.now.attoseconds { state.now = item.deadline }
       driverNow = state.now
       return Due(work: item.work)
     }) {

@@ -100,8 +100,8 @@ struct WorkQueue {
     let slot = Int(top.slot)
     // A live key's slot holds its work. Unwrapped with `!`, not `unsafelyUnwrapped`: through that generic
     // accessor the closure was wrapped in two thunks, each allocated, for every item run.
-    let work = slots[slot].work!
-    slots[slot].work = nil
+    // Moved out of its slot, which is left empty, without a retain and release of the closure.
+    let work = slots[slot].work.take()!
     freeSlots.append(top.slot)
     return (Duration(attoseconds: top.deadline), work)
   }
@@ -120,8 +120,9 @@ struct WorkQueue {
   }
 
   private static func isStale(_ key: Key, in slots: [Slot]) -> Bool {
-    let slot = slots[Int(key.slot)]
-    return slot.id != key.id || slot.work == nil
+    // Field by field, not through a copy of the slot: a copy retains and releases the closure it holds.
+    let slot = Int(key.slot)
+    return slots[slot].id != key.id || slots[slot].work == nil
   }
 
   private mutating func dropStaleTop() {
