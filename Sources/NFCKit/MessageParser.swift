@@ -121,11 +121,7 @@ struct MessageParser {
           .unexpectedMessageBegin, "record \(index) has the MB flag", at: position,
           expected: "MB only on the first record", record: index)
       }
-      // Most records at a glance: TNF 1 to 4 with a type, not both CF and ME (all checkLayout asks of them).
-      let format = header.flags & 0x07
-      if format == 0 || format > 4 || header.typeLength == 0 || header.flags & 0x60 == 0x60 {
-        try checkLayout(of: header, record: index)
-      }
+      try checkLayout(of: header, record: index)
 
       let record: NDEFRecord
       let last: RecordHeader
@@ -326,7 +322,17 @@ struct MessageParser {
   }
 
   /// Checks the rules a record (or first chunk) must follow for its TNF.
+  @inline(__always)
   private func checkLayout(of header: RecordHeader, record: Int) throws(NDEFError) {
+    // Most records pass at a glance, inline in the parse loop: TNF 1 to 4 with a type, not both CF (0x20)
+    // and ME (0x40), which is all the rules below ask of them.
+    let format = header.flags & 0x07
+    guard format == 0 || format > 4 || header.typeLength == 0 || header.flags & 0x60 == 0x60 else { return }
+    try checkLayoutInDetail(of: header, record: record)
+  }
+
+  /// ``checkLayout(of:record:)`` for a record the glance did not pass: each rule, with the error it breaks.
+  private func checkLayoutInDetail(of header: RecordHeader, record: Int) throws(NDEFError) {
     switch header.typeNameFormat {
     case .unchanged:
       throw failure(
@@ -484,11 +490,11 @@ struct MessageParser {
   }
 
   /// Parses Text, URI and Smart Poster payloads so that malformed ones fail here, at offsets in the input;
-  /// hands `values` the typed view of the record when ``building`` asks for it, built by that same parse.
+  /// hands `values` the typed view of the record when ``building`` asks for it, built by that same parse,
+  /// and `takeNone()` for any other record.
   private func validateWellKnownPayload<Values: RecordValueSink>(
     of record: NDEFRecord, header: RecordHeader, budget: inout Int, values: inout Values
   ) throws(NDEFError) {
-    guard record.typeNameFormat == .nfcWellKnown, record.typeLength <= 2 else { return values.takeNone() }
     // Text and URI payloads are read where they lie: no slice of the input (and no retain of it) is made.
     if record.isWellKnown(UInt8(ascii: "T")) {
       do {
