@@ -64,7 +64,10 @@ struct SessionTable<Value> {
 
   // MARK: Slots
 
-  private func home(_ id: UInt64) -> Int {
+  private func home(_ id: UInt64) -> Int { Self.home(id, shift: shift) }
+
+  /// The slot where session `id`'s probe starts in a table whose `shift` keeps the hash's top bits.
+  private static func home(_ id: UInt64, shift: UInt64) -> Int {
     Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> shift)
   }
 
@@ -131,7 +134,7 @@ struct SessionTable<Value> {
           newValues.withUnsafeMutableBufferPointer { newValues in
             for old in oldKeys.indices where oldKeys[old] != 0 {
               let key = oldKeys[old]
-              var slot = Int(truncatingIfNeeded: ((key &- 1) &* 0x9E37_79B9_7F4A_7C15) >> newShift)
+              var slot = Self.home(key &- 1, shift: newShift)
               while newKeys[slot] != 0 { slot = (slot &+ 1) & newMask }
               newKeys[slot] = key
               swap(&newValues[slot], &oldValues[old])
