@@ -15,9 +15,10 @@ public final class ChildProcessGate: Sendable {
   public init(width: Int) { permits = DispatchSemaphore(value: width) }
 
   /// Runs `body` holding a permit, and gives it back however `body` ends. Call it on a thread of its
-  /// own (`offPool`). The wait for the permit counts as the test's work; `withTurn` does not count it.
-  public func withPermit<Value>(_ body: () throws -> Value) rethrows -> Value {
-    permits.wait()
+  /// own (`offPool`). The wait for the permit counts as the test's work unless it is marked on `waits`
+  /// (`withTurn` marks it on the calling test's).
+  public func withPermit<Value>(markingOn waits: TurnWaits? = nil, _ body: () throws -> Value) rethrows -> Value {
+    if let waits { waits.during { permits.wait() } } else { permits.wait() }
     defer { permits.signal() }
     return try body()
   }
@@ -27,10 +28,6 @@ public final class ChildProcessGate: Sendable {
   /// test's `TurnWaits`, so a `WorkTimeLimit` does not count it: bound the child inside `body`.
   public func withTurn<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     let waits = TurnWaits.current
-    return try await offPool {
-      if let waits { waits.during { self.permits.wait() } } else { self.permits.wait() }
-      defer { self.permits.signal() }
-      return try body()
-    }
+    return try await offPool { try self.withPermit(markingOn: waits, body) }
   }
 }
