@@ -35,8 +35,6 @@ final class SessionCore: @unchecked Sendable {
   let id: UInt64
   let engine: NFCSystemEngine
   let delivery: DeliveryQueue
-  /// What the session was created as (read-only, read-write, or not known until the first tags).
-  let initialMode: NFCSessionStateMachine.Mode
   /// The delegate, held weakly as Core NFC holds it. Set once, before the session is shared; it is
   /// called only on the session's queue, which is why it need not be `Sendable`.
   weak var delegate: (any NFCNDEFReaderSessionDelegate)?
@@ -54,6 +52,10 @@ final class SessionCore: @unchecked Sendable {
   private let settledMode: Atomic<UInt8>
   /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
   private let tagMethodMissing = Atomic<Bool>(false)
+  /// What the session was created as (read-only, read-write, or not known until the first tags).
+  /// Stored last, beside the other one-byte fields: between eight-byte ones its padding put every
+  /// core in the next allocation size (16 bytes more per session).
+  let initialMode: NFCSessionStateMachine.Mode
 
   init(id: UInt64, engine: NFCSystemEngine, delivery: consuming DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
     self.id = id
