@@ -76,9 +76,10 @@ struct RecordHeader {
   @inline(__always)
   func record(joined: NDEFRecord?, in input: ArraySlice<UInt8>) -> NDEFRecord {
     if let joined { return joined }
+    // Offsets inside `input` (checked when the header was read) cannot overflow; the slice checks its bounds.
     let base = input.startIndex
     return NDEFRecord(
-      validated: typeNameFormat, fields: input[(base + typeStart)..<(base + end)], typeLength: typeLength,
+      validated: typeNameFormat, fields: input[(base &+ typeStart)..<(base &+ end)], typeLength: typeLength,
       identifierLength: idLength)
   }
 }
