@@ -188,7 +188,11 @@ public struct SmartPosterRecord: Hashable, Sendable {
     /// Whether the parser checked (and, building, built) the Text and URI payloads.
     let checked: Bool
     /// The value being built; `nil` only once ``parse(_:options:depth:budget:offset:building:)`` has taken it.
-    var poster: SmartPosterRecord? = SmartPosterRecord(uri: .empty)
+    var poster: SmartPosterRecord? = Reader.emptyPoster
+
+    /// What ``poster`` starts as, made once: a copy of it costs less than a new value.
+    private static let emptyPoster = SmartPosterRecord(uri: .empty)
+
     /// The first rule broken; nothing more is read after it.
     var broken: Broken?
     var seenURI = false
