@@ -123,31 +123,21 @@ struct MessageParser {
       }
       try checkLayout(of: header, record: index)
 
-      let record: NDEFRecord
       let last: RecordHeader
       if header.chunked {
-        (record, last) = try reassemble(from: header, record: index, budget: &budget)
+        let joined: NDEFRecord
+        (joined, last) = try reassemble(from: header, record: index, budget: &budget)
+        try hand(joined.fields.span, header: header, joined: joined, record: index, budget: &budget, to: &reader)
       } else {
         guard header.payloadLength <= payloadLimit else {
           throw payloadTooLarge(header.payloadLength, at: header.payloadLengthOffset, record: index)
         }
-        let start = input.startIndex + header.typeStart
-        record = NDEFRecord(
-          validated: header.typeNameFormat, fields: input[start..<(input.startIndex + header.end)],
-          typeLength: header.typeLength, identifierLength: header.idLength)
         last = header
+        // A header is made only once its lengths fit in the input: its fields lie inside it.
+        try hand(
+          input.span.extracting(unchecked: Range(uncheckedBounds: (header.typeStart, header.end))), header: header,
+          joined: nil, record: index, budget: &budget, to: &reader)
       }
-      // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
-      if options.validatesWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
-        do {
-          try validateWellKnownPayload(of: record, header: header, budget: &budget, values: &reader)
-        } catch {
-          throw depth > 0 ? error.naming(record: index, depth: depth) : error
-        }
-      } else {
-        reader.takeNone()
-      }
-      reader.append(consume record)
       position = last.end
       if last.messageEnd {
         guard position == count else {
@@ -159,6 +149,27 @@ struct MessageParser {
       }
       index += 1
     }
+  }
+
+  /// Hands `reader` the typed view of the record whose fields (TYPE, ID, PAYLOAD, where they lie) are `fields`
+  /// and whose (first) header is `header` (see ``building``), once its payload has been checked; then the
+  /// record. `joined` is the record joined from chunks, `nil` when it was not chunked.
+  @inline(__always)
+  private func hand<Reader: RecordValueSink & RecordCollector>(
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, record index: Int, budget: inout Int,
+    to reader: inout Reader
+  ) throws(NDEFError) {
+    // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
+    if options.validatesWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
+      do {
+        try validateWellKnownPayload(fields, header: header, joined: joined, budget: &budget, values: &reader)
+      } catch {
+        throw depth > 0 ? error.naming(record: index, depth: depth) : error
+      }
+    } else {
+      reader.takeNone()
+    }
+    reader.append(fields, header: header, joined: joined, in: input)
   }
 
   /// The records a message has room for before anything past its first header is read.
@@ -493,34 +504,42 @@ struct MessageParser {
   /// hands `values` the typed view of the record when ``building`` asks for it, built by that same parse,
   /// and `takeNone()` for any other record.
   private func validateWellKnownPayload<Values: RecordValueSink>(
-    of record: NDEFRecord, header: RecordHeader, budget: inout Int, values: inout Values
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, budget: inout Int, values: inout Values
   ) throws(NDEFError) {
     // Text and URI payloads are read where they lie: no slice of the input (and no retain of it) is made.
-    if record.isWellKnown(UInt8(ascii: "T")) {
+    if header.isWellKnown(UInt8(ascii: "T"), fields: fields) {
       do {
         guard building != .nothing else {
-          try record.withPayload { (payload) throws(NDEFError) in try TextRecord.check(payload) { $0 } }
+          try header.withPayload(in: fields) { (payload) throws(NDEFError) in try TextRecord.check(payload) { $0 } }
           return values.takeNone()
         }
         values.take(
-          text: try record.withPayload { (payload) throws(NDEFError) in try TextRecord.parse(payload) { $0 } })
+          text: try header.withPayload(in: fields) { (payload) throws(NDEFError) in
+            try TextRecord.parse(payload) { $0 }
+          })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
-    } else if record.isWellKnown(UInt8(ascii: "U")) {
+    } else if header.isWellKnown(UInt8(ascii: "U"), fields: fields) {
       do {
         guard building != .nothing else {
-          _ = try record.withPayload { (payload) throws(NDEFError) in try URIRecord.check(payload) { $0 } }
+          _ = try header.withPayload(in: fields) { (payload) throws(NDEFError) in
+            try URIRecord.check(payload) { $0 }
+          }
           return values.takeNone()
         }
-        values.take(uri: try record.withPayload { (payload) throws(NDEFError) in try URIRecord.parse(payload) { $0 } })
+        values.take(
+          uri: try header.withPayload(in: fields) { (payload) throws(NDEFError) in
+            try URIRecord.parse(payload) { $0 }
+          })
       } catch {
         throw error.mappingOffset(payloadOffsets(of: header).callAsFunction)
       }
-    } else if record.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p")) {
+    } else if header.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p"), fields: fields) {
+      // The nested message is parsed from a view of the payload, which shares the buffer.
       let poster = try SmartPosterRecord.parse(
-        record.payload, options: options, depth: depth + 1, budget: &budget, offset: payloadOffsets(of: header),
-        building: building == .all)
+        header.record(joined: joined, in: input).payload, options: options, depth: depth + 1, budget: &budget,
+        offset: payloadOffsets(of: header), building: building == .all)
       if let poster { values.take(smartPoster: poster) } else { values.takeNone() }
     } else {
       values.takeNone()

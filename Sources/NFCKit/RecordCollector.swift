@@ -6,11 +6,12 @@ protocol RecordCollector {
   var capacity: Int { get }
   /// Makes room for `count` records in all.
   mutating func reserveCapacity(_ count: Int)
-  /// The next record, in order.
-  mutating func append(_ record: consuming NDEFRecord)
+  /// The next record, in order: `fields` are its TYPE, ID and PAYLOAD where they lie, `header` its (first)
+  /// header, and ``RecordHeader/record(joined:in:)`` makes the ``NDEFRecord`` of them, for a collector that keeps
+  /// it, from `joined`, the record joined from chunks (`nil` when it was not chunked), or `input`.
+  mutating func append(
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, in input: ArraySlice<UInt8>)
 }
-
-extension Array: RecordCollector where Element == NDEFRecord {}
 
 /// The records of a message in an array, and their values handed to another sink.
 struct RecordsAndValues<Values: RecordValueSink>: RecordValueSink, RecordCollector {
@@ -21,7 +22,11 @@ struct RecordsAndValues<Values: RecordValueSink>: RecordValueSink, RecordCollect
 
   var capacity: Int { records.capacity }
   mutating func reserveCapacity(_ count: Int) { records.reserveCapacity(count) }
-  mutating func append(_ record: consuming NDEFRecord) { records.append(record) }
+  mutating func append(
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, in input: ArraySlice<UInt8>
+  ) {
+    records.append(header.record(joined: joined, in: input))
+  }
   mutating func reserve(_ count: Int) { values.reserve(count) }
   mutating func take(text: consuming TextRecord) { values.take(text: text) }
   mutating func take(uri: consuming URIRecord) { values.take(uri: uri) }

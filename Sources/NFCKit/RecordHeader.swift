@@ -41,4 +41,45 @@ struct RecordHeader {
   var payloadStart: Int { idStart + idLength }
   /// The offset just past the record.
   var end: Int { payloadStart + payloadLength }
+
+  // MARK: The record's fields
+
+  // A record's fields are TYPE, ID and PAYLOAD one after the other, read where they lie (a span of the input,
+  // or of the buffer a chunked record's payloads were joined into), so that reading a record takes no
+  // reference to the buffer, as an NDEFRecord made of it would (a retain, then a release when dropped).
+
+  /// Whether this is the header of a well-known record whose type, at the start of `fields`, is the one
+  /// byte `name` (as ``NDEFRecord/isWellKnown(_:)-(UInt8)`` says of the record).
+  func isWellKnown(_ name: UInt8, fields: Span<UInt8>) -> Bool {
+    flags & 0x07 == 0x01 && typeLength == 1 && fields[0] == name
+  }
+
+  /// Whether this is the header of a well-known record whose type, at the start of `fields`, is the bytes
+  /// `first`, `second` and the optional `third`.
+  func isWellKnown(_ first: UInt8, _ second: UInt8, _ third: UInt8? = nil, fields: Span<UInt8>) -> Bool {
+    guard flags & 0x07 == 0x01, typeLength == (third == nil ? 2 : 3) else { return false }
+    return fields[0] == first && fields[1] == second && (third.map { fields[2] == $0 } ?? true)
+  }
+
+  /// Calls `body` with the PAYLOAD of the record whose fields are `fields`, keeping a typed error.
+  func withPayload<R, E: Error>(in fields: Span<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R)
+    throws(E) -> R
+  {
+    let start = typeLength + idLength
+    return try fields.withUnsafeBufferPointer { (fields) throws(E) in
+      try body(UnsafeBufferPointer(rebasing: fields[start...]))
+    }
+  }
+
+  /// The record whose first header this is: `joined` when it was joined from chunks, otherwise a view of
+  /// `input`, the buffer this header was read from (sharing it).
+  @inline(__always)
+  func record(joined: NDEFRecord?, in input: ArraySlice<UInt8>) -> NDEFRecord {
+    if let joined { return joined }
+    // Offsets inside `input` (checked when the header was read) cannot overflow; the slice checks its bounds.
+    let base = input.startIndex
+    return NDEFRecord(
+      validated: typeNameFormat, fields: input[(base &+ typeStart)..<(base &+ end)], typeLength: typeLength,
+      identifierLength: idLength)
+  }
 }

@@ -188,7 +188,11 @@ public struct SmartPosterRecord: Hashable, Sendable {
     /// Whether the parser checked (and, building, built) the Text and URI payloads.
     let checked: Bool
     /// The value being built; `nil` only once ``parse(_:options:depth:budget:offset:building:)`` has taken it.
-    var poster: SmartPosterRecord? = SmartPosterRecord(uri: .empty)
+    var poster: SmartPosterRecord? = Reader.emptyPoster
+
+    /// What ``poster`` starts as, made once: a copy of it costs less than a new value.
+    private static let emptyPoster = SmartPosterRecord(uri: .empty)
+
     /// The first rule broken; nothing more is read after it.
     var broken: Broken?
     var seenURI = false
@@ -229,10 +233,11 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func takeNone() {}
 
-    mutating func append(_ record: consuming NDEFRecord) {
+    mutating func append(_ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, in input: ArraySlice<UInt8>)
+    {
       defer { index += 1 }
       guard broken == nil else { return }
-      if record.isWellKnown(UInt8(ascii: "U")) {
+      if header.isWellKnown(UInt8(ascii: "U"), fields: fields) {
         guard !seenURI else {
           return breaks("the Smart Poster has a second URI record", expected: "exactly one URI record")
         }
@@ -240,71 +245,80 @@ public struct SmartPosterRecord: Hashable, Sendable {
         guard !checked else { return }
         do {
           if building {
-            poster!.uri = try URIRecord.parse(record.payload) { $0 }
+            poster!.uri = try header.withPayload(in: fields) { (payload) throws(NDEFError) in
+              try URIRecord.parse(payload) { $0 }
+            }
           } else {
-            try URIRecord.check(record.payload) { $0 }
+            _ = try header.withPayload(in: fields) { (payload) throws(NDEFError) in try URIRecord.check(payload) { $0 }
+            }
           }
         } catch {
           broken = .payload(error, record: index)
         }
-      } else if record.isWellKnown(UInt8(ascii: "T")) {
+      } else if header.isWellKnown(UInt8(ascii: "T"), fields: fields) {
         if !checked {
           do {
             if building {
-              let title = try TextRecord.parse(record.payload) { $0 }
+              let title = try header.withPayload(in: fields) { (payload) throws(NDEFError) in
+                try TextRecord.parse(payload) { $0 }
+              }
               if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
               poster!.titles.append(title)
             } else {
-              try TextRecord.check(record.payload) { $0 }
+              try header.withPayload(in: fields) { (payload) throws(NDEFError) in try TextRecord.check(payload) { $0 } }
             }
           } catch {
             broken = .payload(error, record: index)
             return
           }
         }
-        guard languages.insert(titleOf: record) else {
-          let language = String(decoding: TitleLanguages.key(of: record), as: UTF8.self)
+        guard header.withPayload(in: fields, { languages.insert(titleOf: $0) }) else {
+          let language = String(decoding: header.withPayload(in: fields, TitleLanguages.key), as: UTF8.self)
           return breaks(
             "the Smart Poster has a second title in \"\(language)\"", expected: "at most one title per language")
         }
-      } else if record.isWellKnown(UInt8(ascii: "a"), UInt8(ascii: "c"), UInt8(ascii: "t")) {
+      } else if header.isWellKnown(UInt8(ascii: "a"), UInt8(ascii: "c"), UInt8(ascii: "t"), fields: fields) {
         guard !seenAction else {
           return breaks("the Smart Poster has a second action record", expected: "at most one act record")
         }
         seenAction = true
-        guard let value = record.withPayload({ $0.count == 1 ? Action(rawValue: $0[0]) : nil }) else {
+        guard let value = header.withPayload(in: fields, { $0.count == 1 ? Action(rawValue: $0[0]) : nil }) else {
           return breaks(
-            "the action record's payload is \(record.payload.hex)",
+            "the action record's payload is \(header.withPayload(in: fields) { NDEFBytes(Array($0)).hex })",
             expected: "a 1-byte action: 00 exec, 01 save or 02 edit")
         }
         poster!.action = value
-      } else if record.isWellKnown(UInt8(ascii: "s")) {
+      } else if header.isWellKnown(UInt8(ascii: "s"), fields: fields) {
         guard !seenSize else {
           return breaks("the Smart Poster has a second size record", expected: "at most one s record")
         }
         seenSize = true
-        guard let value = record.withPayload({ $0.count == 4 ? $0.reduce(0) { $0 << 8 | UInt32($1) } : nil }) else {
+        guard
+          let value = header.withPayload(in: fields, { $0.count == 4 ? $0.reduce(0) { $0 << 8 | UInt32($1) } : nil })
+        else {
           return breaks(
-            "the size record's payload has \(record.payload.count) bytes", expected: "a 4-byte big-endian size")
+            "the size record's payload has \(fields.count - header.typeLength - header.idLength) bytes",
+            expected: "a 4-byte big-endian size")
         }
         poster!.size = value
-      } else if record.isWellKnown(UInt8(ascii: "t")) {
+      } else if header.isWellKnown(UInt8(ascii: "t"), fields: fields) {
         guard !seenType else {
           return breaks("the Smart Poster has a second type record", expected: "at most one t record")
         }
         seenType = true
         let building = building
-        let (invalid, value) = record.withPayload { payload in
+        let (invalid, value) = header.withPayload(in: fields) { payload in
           let invalid = UnicodeValidation.firstInvalidUTF8(payload)
           guard invalid == payload.count, building else { return (invalid, String?.none) }
           return (invalid, UnicodeValidation.string(wellFormedUTF8: payload))
         }
-        guard invalid == record.payload.count else {
+        guard invalid == fields.count - header.typeLength - header.idLength else {
           broken = .resourceTypeUTF8(invalid: invalid, record: index)
           return
         }
         if building { poster!.resourceType = value }
       } else if building {
+        let record = header.record(joined: joined, in: input)
         if let media = record.mediaType, media.hasPrefix("image/") || media.hasPrefix("video/") {
           poster!.icons.append(record)
         } else {
@@ -336,10 +350,10 @@ private struct TitleLanguages {
   /// The codes not packed.
   private var many: Set<[UInt8]> = []
 
-  /// Adds the language of `title`, whose payload is a valid Text payload; returns false when an earlier title
-  /// has the same language.
-  mutating func insert(titleOf title: NDEFRecord) -> Bool {
-    if let key = title.withPayload(Self.packedKey) {
+  /// Adds the language of a title whose payload, `title`, is a valid Text payload; returns false when an
+  /// earlier title has the same language.
+  mutating func insert(titleOf title: UnsafeBufferPointer<UInt8>) -> Bool {
+    if let key = Self.packedKey(title) {
       if (packed > 0 && first == key) || (packed > 1 && second == key) || (packed > 2 && third == key)
         || (packed > 3 && fourth == key)
       {
@@ -372,12 +386,12 @@ private struct TitleLanguages {
   }
 
   /// The language code of a valid Text payload: after the status byte, as long as its low six bits say.
-  private static func language(of title: NDEFRecord) -> NDEFBytes {
-    title.payload[1..<(1 + Int(title.payload[0] & 0x3F))]
+  private static func language(of title: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(rebasing: title[1..<(1 + Int(title[0] & 0x3F))])
   }
 
-  /// The language code of a title in lower case.
-  static func key(of title: NDEFRecord) -> [UInt8] {
+  /// The language code of a title (its valid Text payload) in lower case.
+  static func key(of title: UnsafeBufferPointer<UInt8>) -> [UInt8] {
     language(of: title).map(lowercased)
   }
 

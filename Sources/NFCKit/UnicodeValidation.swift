@@ -15,14 +15,14 @@ enum UnicodeValidation {
     if isASCII(buffer) { return .valid(String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true))) }
     let invalid = firstInvalidUTF8(buffer)
     guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
-    return .valid(String(decoding: buffer, as: UTF8.self))
+    // Checked just above: the standard library need not check it again.
+    return .valid(String(copying: UTF8Span(unchecked: buffer.span)))
   }
 
-  /// The string of bytes that are well-formed UTF-8 (checked by the caller): copied as they are when they
-  /// are US-ASCII, otherwise decoded by the standard library, which checks them once more.
+  /// The string of bytes that are well-formed UTF-8 (checked by the caller), copied as they are (marked as
+  /// US-ASCII when they are).
   static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
-    if isASCII(buffer) { return String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true)) }
-    return String(decoding: buffer, as: UTF8.self)
+    String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: isASCII(buffer)))
   }
 
   /// Whether every byte is below 0x80, looked at eight bytes at a time.
