@@ -7,7 +7,7 @@
 /// are put in order by signal strength (strongest first, ties by serial number) and reported only if
 /// the list differs from the last report in membership, order or details; a change in signal strength
 /// alone that keeps the order is not reported. So a burst of advertisements yields at most one
-/// update per interval, and an advertisement costs one dictionary lookup and an update in place:
+/// update per interval, and an advertisement costs one lookup (`SerialNumberIndex`) and an update in place:
 /// nothing is ordered, copied or reported until the next tick. A tick costs time linear in the readers
 /// heard (see `NearestFirstOrder`), and makes a new list only when there is something to report: the last
 /// report rearranged in place, where a reader keeps its value (only its signal strength is set) unless it was
@@ -91,7 +91,7 @@ package struct DiscoveryStateMachine {
   /// heard, never with time.
   private var sightings: [Sighting] = []
   /// Each serial number's place in `sightings`.
-  private var sightingIndex: [String: Int] = [:]
+  private var sightingIndex = SerialNumberIndex()
   /// For each sighting, the scan report that last carried it and its place there: a report numbered
   /// `reportNumber` when it was made, so that a later one, or another run's, never matches by mistake.
   private var reportedAt: [(report: UInt64, position: Int)] = []
@@ -130,7 +130,7 @@ package struct DiscoveryStateMachine {
 
   /// When `serialNumber` was last heard, relative to the staleness window.
   package func freshness(of serialNumber: String, now: Duration) -> Freshness {
-    guard let index = sightingIndex[serialNumber] else { return .never }
+    guard let index = place(of: serialNumber) else { return .never }
     return isFresh(sightings[index], now: now) ? .fresh : .stale
   }
 
@@ -154,12 +154,16 @@ package struct DiscoveryStateMachine {
 
   /// Records an advertisement: one update of the sightings table, nothing else.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
-    if let index = sightingIndex[advertisement.serialNumber] {
+    let (index, inserted) = sightings.withUnsafeBufferPointer { sightings in
+      sightingIndex.place(of: advertisement.serialNumber, orInsert: sightings.count) {
+        sightings[$0].advertisement.serialNumber
+      }
+    }
+    if !inserted {
       sightings[index].advertisement = advertisement
       sightings[index].lastSeen = now
       heardSinceReport[index] = true
     } else {
-      sightingIndex[advertisement.serialNumber] = sightings.count
       sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
       reportedAt.append((0, 0))
       heardSinceReport.append(true)
@@ -182,7 +186,7 @@ package struct DiscoveryStateMachine {
       return actions + [.arm(.tick, after: tuning.updateInterval)]
     case .proximityDetails:
       defer { state = .running(run) }
-      guard case .announced(let serial) = run.pick, let index = sightingIndex[serial] else { return [] }
+      guard case .announced(let serial) = run.pick, let index = place(of: serial) else { return [] }
       let sighting = sightings[index]
       run.pick = .detailed(serial)
       // Not through `report(_:into:)`: the second report is promised even when the advertisement
@@ -229,6 +233,13 @@ package struct DiscoveryStateMachine {
   private mutating func stop(_ error: ReaderError?) -> [Action] {
     state = .idle
     return [.disarm(.tick), .disarm(.timeout), .disarm(.proximityDetails), .stopScan, .finish(error)]
+  }
+
+  /// The place of `serialNumber` in `sightings`, if it was heard.
+  private func place(of serialNumber: String) -> Int? {
+    sightings.withUnsafeBufferPointer { sightings in
+      sightingIndex.place(of: serialNumber) { sightings[$0].advertisement.serialNumber }
+    }
   }
 
   /// The smallest step of a `Duration`.
@@ -404,7 +415,7 @@ package struct DiscoveryStateMachine {
   private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
     var actions: [Action] = []
     if let serial = run.pick.serialNumber {
-      if let index = sightingIndex[serial], isFresh(sightings[index], now: now) { return [] }  // Sticks with its pick.
+      if let index = place(of: serial), isFresh(sightings[index], now: now) { return [] }  // Sticks with its pick.
       // The pick went away: pick again now, so the app sees the new nearest reader without a gap.
       run.pick = .searching
       actions.append(.disarm(.proximityDetails))
