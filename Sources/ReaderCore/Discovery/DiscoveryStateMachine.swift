@@ -154,19 +154,79 @@ package struct DiscoveryStateMachine {
 
   /// Records an advertisement: one update of the sightings table, nothing else.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
-    let (index, inserted) = sightings.withUnsafeBufferPointer { sightings in
-      sightingIndex.place(of: advertisement.serialNumber, orInsert: sightings.count) {
-        sightings[$0].advertisement.serialNumber
+    // Read in place, with nothing else changing: no copy of the table (see `record(_:at:now:)`).
+    if let index = sightingIndex.hashedPlace(
+      of: advertisement.serialNumber, serial: { sightings[$0].advertisement.serialNumber })
+    {
+      return record(advertisement, at: index, now: now)
+    }
+    let (index, inserted): (Int, Bool)
+    do {
+      // A copy of the reference, let go before the table grows: the index changes while it reads them.
+      let known = sightings
+      (index, inserted) = sightingIndex.placeAfterMiss(of: advertisement.serialNumber, orInsert: known.count) {
+        known[$0].advertisement.serialNumber
       }
     }
-    if !inserted {
-      sightings[index].advertisement = advertisement
-      sightings[index].lastSeen = now
-      heardSinceReport[index] = true
-    } else {
-      sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
-      reportedAt.append((0, 0))
-      heardSinceReport.append(true)
+    guard inserted else { return record(advertisement, at: index, now: now) }
+    sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
+    reportedAt.append((0, 0))
+    heardSinceReport.append(true)
+  }
+
+  /// Records an advertisement of the reader heard before at `index`. The latest advertisement is kept, but
+  /// most repeat the last one but for the signal strength: then only that is written, in place, which spares a
+  /// copy of the advertisement and the release of the one before (retains and releases of all its strings).
+  private mutating func record(_ advertisement: Advertisement, at index: Int, now: Duration) {
+    sightings.withUnsafeMutableBufferPointer { sightings in
+      let sighting = sightings.baseAddress! + index
+      if Self.isRepeated(advertisement, of: sighting) {
+        sighting.pointee.advertisement.signalStrength = advertisement.signalStrength
+      } else {
+        sighting.pointee.advertisement = advertisement
+      }
+      sighting.pointee.lastSeen = now
+    }
+    heardSinceReport[index] = true
+  }
+
+  /// Whether `advertisement` carries, to the bit, what the one `sighting` holds carries, but for the signal
+  /// strength: so keeping that one with the new signal strength is keeping `advertisement`.
+  private static func isRepeated(_ advertisement: Advertisement, of sighting: UnsafePointer<Sighting>) -> Bool {
+    let info = advertisement.info
+    return sighting.pointee.advertisement.deviceType == advertisement.deviceType
+      && sighting.pointee.advertisement.info.batteryLevel?.bitPattern == info.batteryLevel?.bitPattern
+      && sighting.pointee.advertisement.info.isCharging == info.isCharging
+      && isIdentical(sighting.pointee.advertisement.serialNumber, advertisement.serialNumber)
+      && isIdentical(sighting.pointee.advertisement.info.deviceSoftwareVersion, info.deviceSoftwareVersion)
+      && isIdentical(sighting.pointee.advertisement.info.label, info.label)
+      && isIdentical(sighting.pointee.advertisement.info.deviceInformation, info.deviceInformation)
+  }
+
+  /// Whether two strings are the same bytes. Not `==`, which holds for canonically equivalent strings too:
+  /// the one kept must be the one heard. Two copies of one string are told in one comparison of their
+  /// representation (what a `String` holds: its bytes when small, else a reference to them).
+  private static func isIdentical(_ a: String, _ b: String) -> Bool {
+    unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+      || a.utf8.elementsEqual(b.utf8)
+  }
+
+  private static func isIdentical(_ a: String?, _ b: String?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case (let a?, let b?): isIdentical(a, b)
+    default: false
+    }
+  }
+
+  private static func isIdentical(_ a: DeviceInformation?, _ b: DeviceInformation?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case (let a?, let b?):
+      isIdentical(a.serialNumber, b.serialNumber) && isIdentical(a.modelNumber, b.modelNumber)
+        && isIdentical(a.firmwareRevision, b.firmwareRevision) && isIdentical(a.hardwareRevision, b.hardwareRevision)
+        && isIdentical(a.manufacturerName, b.manufacturerName)
+    default: false
     }
   }
 

@@ -35,24 +35,21 @@ struct SerialNumberIndex {
 
   /// The place of `serialNumber`, if known; `serial(p)` is the serial number at place `p` (any spelling of it).
   func place(of serialNumber: String, serial: (Int) -> String) -> Int? {
-    if let tag = tag(of: serialNumber), let place = probe(serialNumber, tag: tag, serial: serial).place {
-      return place
-    }
-    return all[serialNumber]
+    hashedPlace(of: serialNumber, serial: serial) ?? all[serialNumber]
   }
 
-  /// The place of `serialNumber`, after giving it place `next` if it had none (`inserted`).
-  mutating func place(
+  /// The place of `serialNumber` when this spelling of it is hashed: the way nearly every advertisement
+  /// finds its reader. On `nil`, `placeAfterMiss(of:orInsert:serial:)` tells.
+  func hashedPlace(of serialNumber: String, serial: (Int) -> String) -> Int? {
+    guard let tag = tag(of: serialNumber) else { return nil }
+    return probe(serialNumber, tag: tag, serial: serial).place
+  }
+
+  /// The place of `serialNumber`, a spelling `hashedPlace(of:serial:)` did not find, after giving it place
+  /// `next` if the serial number had none (`inserted`); the spelling is hashed from now on.
+  mutating func placeAfterMiss(
     of serialNumber: String, orInsert next: Int, serial: (Int) -> String
   ) -> (place: Int, inserted: Bool) {
-    guard let tag = tag(of: serialNumber) else {
-      if let place = all[serialNumber] { return (place, false) }
-      all[serialNumber] = next
-      return (next, true)
-    }
-    let found = probe(serialNumber, tag: tag, serial: serial)
-    if let place = found.place { return (place, false) }
-    // A spelling not hashed yet: of a new serial number, or of one first heard spelt with other bytes.
     let place: Int
     let inserted: Bool
     if let known = all[serialNumber] {
@@ -61,15 +58,21 @@ struct SerialNumberIndex {
       all[serialNumber] = next
       (place, inserted) = (next, true)
     }
-    guard place < Int(UInt32.max) else { return (place, inserted) }  // Beyond the slots' reach: `all` only.
-    if (hashed + 1) * 4 > slots.count * 3 {
-      grow()
-      slots[probe(serialNumber, tag: tag, serial: serial).free] = tag << 32 | UInt64(place + 1)
-    } else {
-      slots[found.free] = tag << 32 | UInt64(place + 1)
-    }
+    // Beyond the slots' reach, or a string without contiguous UTF-8: in `all` only.
+    guard place < Int(UInt32.max), let tag = tag(of: serialNumber) else { return (place, inserted) }
+    if (hashed + 1) * 4 > slots.count * 3 { grow() }
+    let free = probe(serialNumber, tag: tag, serial: serial).free
+    slots[free] = tag << 32 | UInt64(place + 1)
     hashed += 1
     return (place, inserted)
+  }
+
+  /// The place of `serialNumber`, after giving it place `next` if it had none (`inserted`).
+  mutating func place(
+    of serialNumber: String, orInsert next: Int, serial: (Int) -> String
+  ) -> (place: Int, inserted: Bool) {
+    if let place = hashedPlace(of: serialNumber, serial: serial) { return (place, false) }
+    return placeAfterMiss(of: serialNumber, orInsert: next, serial: serial)
   }
 
   // MARK: Slots
