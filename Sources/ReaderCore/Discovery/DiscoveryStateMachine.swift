@@ -191,43 +191,55 @@ package struct DiscoveryStateMachine {
   }
 
   /// Whether `advertisement` carries, to the bit, what the one `sighting` holds carries, but for the signal
-  /// strength: so keeping that one with the new signal strength is keeping `advertisement`.
+  /// strength: so keeping that one with the new signal strength is keeping `advertisement`. Field by field, read
+  /// in place: neither advertisement is copied.
   private static func isRepeated(_ advertisement: Advertisement, of sighting: UnsafePointer<Sighting>) -> Bool {
-    let info = advertisement.info
-    return sighting.pointee.advertisement.deviceType == advertisement.deviceType
-      && sighting.pointee.advertisement.info.batteryLevel?.bitPattern == info.batteryLevel?.bitPattern
-      && sighting.pointee.advertisement.info.isCharging == info.isCharging
+    isIdentical(sighting.pointee.advertisement.deviceType, advertisement.deviceType)
+      && sighting.pointee.advertisement.info.batteryLevel?.bitPattern == advertisement.info.batteryLevel?.bitPattern
+      && sighting.pointee.advertisement.info.isCharging == advertisement.info.isCharging
       && isIdentical(sighting.pointee.advertisement.serialNumber, advertisement.serialNumber)
-      && isIdentical(sighting.pointee.advertisement.info.deviceSoftwareVersion, info.deviceSoftwareVersion)
-      && isIdentical(sighting.pointee.advertisement.info.label, info.label)
-      && isIdentical(sighting.pointee.advertisement.info.deviceInformation, info.deviceInformation)
+      && isIdentical(
+        sighting.pointee.advertisement.info.deviceSoftwareVersion, advertisement.info.deviceSoftwareVersion)
+      && isIdentical(sighting.pointee.advertisement.info.label, advertisement.info.label)
+      && isIdentical(sighting.pointee.advertisement.info.deviceInformation, advertisement.info.deviceInformation)
+  }
+
+  /// Whether two values of a two-word type (`String`, `String?`, `DeviceType`) are held the same way: then
+  /// they are the same value (a string's bytes when it is small, else the same reference to its bytes), though
+  /// the same value may be held otherwise. One comparison, for the copies of one value an advertisement repeats.
+  @inline(__always)
+  private static func isHeldAlike<Value>(_ a: Value, _ b: Value) -> Bool {
+    unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
   }
 
   /// Whether two strings are the same bytes. Not `==`, which holds for canonically equivalent strings too:
-  /// the one kept must be the one heard. Two copies of one string are told in one comparison of their
-  /// representation (what a `String` holds: its bytes when small, else a reference to them).
-  private static func isIdentical(_ a: String, _ b: String) -> Bool {
-    unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
-      || a.utf8.elementsEqual(b.utf8)
+  /// the one kept must be the one heard.
+  private static func isIdentical(_ a: String?, _ b: String?) -> Bool {
+    if isHeldAlike(a, b) { return true }
+    guard case .some(let a) = a, case .some(let b) = b else {
+      if case .none = a, case .none = b { return true }
+      return false
+    }
+    return a.utf8.elementsEqual(b.utf8)
   }
 
-  private static func isIdentical(_ a: String?, _ b: String?) -> Bool {
+  /// Whether two models are the same, an unknown one by the bytes of its name (not through `rawValue`).
+  private static func isIdentical(_ a: DeviceType, _ b: DeviceType) -> Bool {
+    if isHeldAlike(a, b) { return true }
     switch (a, b) {
-    case (nil, nil): true
-    case (let a?, let b?): isIdentical(a, b)
-    default: false
+    case (.chipper2X, .chipper2X), (.stripeM2, .stripeM2), (.wisePad3, .wisePad3): return true
+    case (.other(let a), .other(let b)): return isIdentical(a, b)
+    default: return false
     }
   }
 
   private static func isIdentical(_ a: DeviceInformation?, _ b: DeviceInformation?) -> Bool {
-    switch (a, b) {
-    case (nil, nil): true
-    case (let a?, let b?):
-      isIdentical(a.serialNumber, b.serialNumber) && isIdentical(a.modelNumber, b.modelNumber)
-        && isIdentical(a.firmwareRevision, b.firmwareRevision) && isIdentical(a.hardwareRevision, b.hardwareRevision)
-        && isIdentical(a.manufacturerName, b.manufacturerName)
-    default: false
-    }
+    // Matched, not compared with `nil` (a generic call, unspecialized here).
+    if case .none = a, case .none = b { return true }
+    guard case .some(let a) = a, case .some(let b) = b else { return false }
+    return isIdentical(a.serialNumber, b.serialNumber) && isIdentical(a.modelNumber, b.modelNumber)
+      && isIdentical(a.firmwareRevision, b.firmwareRevision) && isIdentical(a.hardwareRevision, b.hardwareRevision)
+      && isIdentical(a.manufacturerName, b.manufacturerName)
   }
 
   package mutating func timerFired(_ timer: Timer, now: Duration) -> [Action] {
