@@ -160,6 +160,13 @@ package struct DiscoveryStateMachine {
     {
       return record(advertisement, at: index, now: now)
     }
+    recordNotHashed(advertisement, now: now)
+  }
+
+  /// Records an advertisement of a serial number (as spelt) heard for the first time. Apart from
+  /// `advertisement(_:now:)`, which it would otherwise cost a copy of the advertisement on every call.
+  @inline(never)
+  private mutating func recordNotHashed(_ advertisement: Advertisement, now: Duration) {
     let (index, inserted): (Int, Bool)
     do {
       // A copy of the reference, let go before the table grows: the index changes while it reads them.
@@ -183,11 +190,18 @@ package struct DiscoveryStateMachine {
       if Self.isRepeated(advertisement, of: sighting) {
         sighting.pointee.advertisement.signalStrength = advertisement.signalStrength
       } else {
-        sighting.pointee.advertisement = advertisement
+        Self.replace(&sighting.pointee.advertisement, with: advertisement)
       }
       sighting.pointee.lastSeen = now
     }
     heardSinceReport[index] = true
+  }
+
+  /// Keeps `advertisement` in place of `kept`. Apart from `record(_:at:now:)`, which it would otherwise cost a
+  /// copy of the advertisement on every call.
+  @inline(never)
+  private static func replace(_ kept: inout Advertisement, with advertisement: Advertisement) {
+    kept = advertisement
   }
 
   /// Whether `advertisement` carries, to the bit, what the one `sighting` holds carries, but for the signal
