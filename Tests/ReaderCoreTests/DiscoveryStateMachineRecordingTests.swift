@@ -59,4 +59,27 @@ private func ad(_ serialNumber: String, rssi: Int, _ info: ReaderInfo = ReaderIn
       ]).first)
     #expect(reader.label == "Till 2" && reader.isCharging == true)
   }
+
+  @Test func aModelThatChangesIsKeptAndReported() throws {
+    func heard(_ model: DeviceType) -> Advertisement {
+      Advertisement(serialNumber: "A", deviceType: model, signalStrength: -60, info: ReaderInfo())
+    }
+    var machine = DiscoveryStateMachine()
+    _ = machine.start(.bluetoothScan(timeout: nil), simulated: false, radioOn: true, now: .zero)
+    machine.advertisement(heard(.other("R1")), now: .zero)
+    let interval = DiscoveryTuning().updateInterval
+    #expect(
+      machine.timerFired(.tick, now: interval).contains(
+        .report([Reader(serialNumber: "A", deviceType: .other("R1"), signalStrength: -60)])))
+    machine.advertisement(heard(.other("R2")), now: interval)
+    #expect(
+      machine.timerFired(.tick, now: interval * 2).contains(
+        .report([Reader(serialNumber: "A", deviceType: .other("R2"), signalStrength: -60)])))
+    machine.advertisement(heard(.other("R2")), now: interval * 2)
+    #expect(!machine.timerFired(.tick, now: interval * 3).contains { if case .report = $0 { true } else { false } })
+    machine.advertisement(heard(.chipper2X), now: interval * 3)
+    #expect(
+      machine.timerFired(.tick, now: interval * 4).contains(
+        .report([Reader(serialNumber: "A", deviceType: .chipper2X, signalStrength: -60)])))
+  }
 }
