@@ -7,7 +7,7 @@
 /// are put in order by signal strength (strongest first, ties by serial number) and reported only if
 /// the list differs from the last report in membership, order or details; a change in signal strength
 /// alone that keeps the order is not reported. So a burst of advertisements yields at most one
-/// update per interval, and an advertisement costs one dictionary lookup and an update in place:
+/// update per interval, and an advertisement costs one lookup (`SerialNumberIndex`) and an update in place:
 /// nothing is ordered, copied or reported until the next tick. A tick costs time linear in the readers
 /// heard (see `NearestFirstOrder`), and makes a new list only when there is something to report: the last
 /// report rearranged in place, where a reader keeps its value (only its signal strength is set) unless it was
@@ -91,7 +91,7 @@ package struct DiscoveryStateMachine {
   /// heard, never with time.
   private var sightings: [Sighting] = []
   /// Each serial number's place in `sightings`.
-  private var sightingIndex: [String: Int] = [:]
+  private var sightingIndex = SerialNumberIndex()
   /// For each sighting, the scan report that last carried it and its place there: a report numbered
   /// `reportNumber` when it was made, so that a later one, or another run's, never matches by mistake.
   private var reportedAt: [(report: UInt64, position: Int)] = []
@@ -130,7 +130,7 @@ package struct DiscoveryStateMachine {
 
   /// When `serialNumber` was last heard, relative to the staleness window.
   package func freshness(of serialNumber: String, now: Duration) -> Freshness {
-    guard let index = sightingIndex[serialNumber] else { return .never }
+    guard let index = place(of: serialNumber) else { return .never }
     return isFresh(sightings[index], now: now) ? .fresh : .stale
   }
 
@@ -154,16 +154,112 @@ package struct DiscoveryStateMachine {
 
   /// Records an advertisement: one update of the sightings table, nothing else.
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) {
-    if let index = sightingIndex[advertisement.serialNumber] {
-      sightings[index].advertisement = advertisement
-      sightings[index].lastSeen = now
-      heardSinceReport[index] = true
-    } else {
-      sightingIndex[advertisement.serialNumber] = sightings.count
-      sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
-      reportedAt.append((0, 0))
-      heardSinceReport.append(true)
+    // Read in place, with nothing else changing: no copy of the table (see `record(_:at:now:)`).
+    if let index = sightingIndex.hashedPlace(
+      of: advertisement.serialNumber, serial: { sightings[$0].advertisement.serialNumber })
+    {
+      return record(advertisement, at: index, now: now)
     }
+    recordNotHashed(advertisement, now: now)
+  }
+
+  /// Records an advertisement of a serial number (as spelt) heard for the first time. Apart from
+  /// `advertisement(_:now:)`, which it would otherwise cost a copy of the advertisement on every call.
+  @inline(never)
+  private mutating func recordNotHashed(_ advertisement: Advertisement, now: Duration) {
+    let (index, inserted): (Int, Bool)
+    do {
+      // A copy of the reference, let go before the table grows: the index changes while it reads them.
+      let known = sightings
+      (index, inserted) = sightingIndex.placeAfterMiss(of: advertisement.serialNumber, orInsert: known.count) {
+        known[$0].advertisement.serialNumber
+      }
+    }
+    guard inserted else { return record(advertisement, at: index, now: now) }
+    sightings.append(Sighting(advertisement: advertisement, lastSeen: now))
+    reportedAt.append((0, 0))
+    heardSinceReport.append(true)
+  }
+
+  /// Records an advertisement of the reader heard before at `index`. The latest advertisement is kept, but
+  /// most repeat the last one but for the signal strength: then only that is written, in place, which spares a
+  /// copy of the advertisement and the release of the one before (retains and releases of all its strings).
+  private mutating func record(_ advertisement: Advertisement, at index: Int, now: Duration) {
+    sightings.withUnsafeMutableBufferPointer { sightings in
+      let sighting = sightings.baseAddress! + index
+      if Self.isRepeated(advertisement, of: sighting) {
+        sighting.pointee.advertisement.signalStrength = advertisement.signalStrength
+      } else {
+        Self.replace(&sighting.pointee.advertisement, with: advertisement)
+      }
+      sighting.pointee.lastSeen = now
+    }
+    heardSinceReport[index] = true
+  }
+
+  /// Keeps `advertisement` in place of `kept`. Apart from `record(_:at:now:)`, which it would otherwise cost a
+  /// copy of the advertisement on every call.
+  @inline(never)
+  private static func replace(_ kept: inout Advertisement, with advertisement: Advertisement) {
+    kept = advertisement
+  }
+
+  /// Whether `advertisement` carries, to the bit, what the one `sighting` holds carries, but for the signal
+  /// strength: so keeping that one with the new signal strength is keeping `advertisement`. Field by field, read
+  /// in place: neither advertisement is copied.
+  private static func isRepeated(_ advertisement: Advertisement, of sighting: UnsafePointer<Sighting>) -> Bool {
+    isIdentical(sighting.pointee.advertisement.deviceType, advertisement.deviceType)
+      && sighting.pointee.advertisement.info.batteryLevel?.bitPattern == advertisement.info.batteryLevel?.bitPattern
+      && sighting.pointee.advertisement.info.isCharging == advertisement.info.isCharging
+      && isIdentical(sighting.pointee.advertisement.serialNumber, advertisement.serialNumber)
+      && isIdentical(
+        sighting.pointee.advertisement.info.deviceSoftwareVersion, advertisement.info.deviceSoftwareVersion)
+      && isIdentical(sighting.pointee.advertisement.info.label, advertisement.info.label)
+      && isIdentical(sighting.pointee.advertisement.info.deviceInformation, advertisement.info.deviceInformation)
+  }
+
+  /// Whether two values of a two-word type (`String`, `String?`, `DeviceType`) are held the same way: then
+  /// they are the same value (a string's bytes when it is small, else the same reference to its bytes), though
+  /// the same value may be held otherwise. One comparison, for the copies of one value an advertisement repeats.
+  @inline(__always)
+  private static func isHeldAlike<Value>(_ a: Value, _ b: Value) -> Bool {
+    unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+  }
+
+  /// Whether two models are equal (`==`), told in one comparison when both are held alike (`==` on a model
+  /// compares raw values, strings it builds).
+  private static func isSameModel(_ a: DeviceType, _ b: DeviceType) -> Bool {
+    isHeldAlike(a, b) || a == b
+  }
+
+  /// Whether two strings are the same bytes. Not `==`, which holds for canonically equivalent strings too:
+  /// the one kept must be the one heard.
+  private static func isIdentical(_ a: String?, _ b: String?) -> Bool {
+    if isHeldAlike(a, b) { return true }
+    guard case .some(let a) = a, case .some(let b) = b else {
+      if case .none = a, case .none = b { return true }
+      return false
+    }
+    return a.utf8.elementsEqual(b.utf8)
+  }
+
+  /// Whether two models are the same, an unknown one by the bytes of its name (not through `rawValue`).
+  private static func isIdentical(_ a: DeviceType, _ b: DeviceType) -> Bool {
+    if isHeldAlike(a, b) { return true }
+    switch (a, b) {
+    case (.chipper2X, .chipper2X), (.stripeM2, .stripeM2), (.wisePad3, .wisePad3): return true
+    case (.other(let a), .other(let b)): return isIdentical(a, b)
+    default: return false
+    }
+  }
+
+  private static func isIdentical(_ a: DeviceInformation?, _ b: DeviceInformation?) -> Bool {
+    // Matched, not compared with `nil` (a generic call, unspecialized here).
+    if case .none = a, case .none = b { return true }
+    guard case .some(let a) = a, case .some(let b) = b else { return false }
+    return isIdentical(a.serialNumber, b.serialNumber) && isIdentical(a.modelNumber, b.modelNumber)
+      && isIdentical(a.firmwareRevision, b.firmwareRevision) && isIdentical(a.hardwareRevision, b.hardwareRevision)
+      && isIdentical(a.manufacturerName, b.manufacturerName)
   }
 
   package mutating func timerFired(_ timer: Timer, now: Duration) -> [Action] {
@@ -182,7 +278,7 @@ package struct DiscoveryStateMachine {
       return actions + [.arm(.tick, after: tuning.updateInterval)]
     case .proximityDetails:
       defer { state = .running(run) }
-      guard case .announced(let serial) = run.pick, let index = sightingIndex[serial] else { return [] }
+      guard case .announced(let serial) = run.pick, let index = place(of: serial) else { return [] }
       let sighting = sightings[index]
       run.pick = .detailed(serial)
       // Not through `report(_:into:)`: the second report is promised even when the advertisement
@@ -229,6 +325,13 @@ package struct DiscoveryStateMachine {
   private mutating func stop(_ error: ReaderError?) -> [Action] {
     state = .idle
     return [.disarm(.tick), .disarm(.timeout), .disarm(.proximityDetails), .stopScan, .finish(error)]
+  }
+
+  /// The place of `serialNumber` in `sightings`, if it was heard.
+  private func place(of serialNumber: String) -> Int? {
+    sightings.withUnsafeBufferPointer { sightings in
+      sightingIndex.place(of: serialNumber) { sightings[$0].advertisement.serialNumber }
+    }
   }
 
   /// The smallest step of a `Duration`.
@@ -394,7 +497,8 @@ package struct DiscoveryStateMachine {
   private static func hasDetails(
     _ reader: UnsafePointer<Reader>, ofSighting index: Int, in sightings: [Sighting], simulated: Bool
   ) -> Bool {
-    reader.pointee.deviceType == sightings[index].advertisement.deviceType && reader.pointee.simulated == simulated
+    isSameModel(reader.pointee.deviceType, sightings[index].advertisement.deviceType)
+      && reader.pointee.simulated == simulated
       && reader.pointee.deviceSoftwareVersion == sightings[index].advertisement.info.deviceSoftwareVersion
       && reader.pointee.batteryLevel == sightings[index].advertisement.info.batteryLevel
       && reader.pointee.isCharging == sightings[index].advertisement.info.isCharging
@@ -404,7 +508,7 @@ package struct DiscoveryStateMachine {
   private func proximityTick(_ run: inout Run, now: Duration) -> [Action] {
     var actions: [Action] = []
     if let serial = run.pick.serialNumber {
-      if let index = sightingIndex[serial], isFresh(sightings[index], now: now) { return [] }  // Sticks with its pick.
+      if let index = place(of: serial), isFresh(sightings[index], now: now) { return [] }  // Sticks with its pick.
       // The pick went away: pick again now, so the app sees the new nearest reader without a gap.
       run.pick = .searching
       actions.append(.disarm(.proximityDetails))

@@ -169,7 +169,15 @@ package struct TerminalStateMachine {
   package mutating func advertisement(_ advertisement: Advertisement, now: Duration) -> [Action] {
     discovery.advertisement(advertisement, now: now)
     // `isListening` reads the link's state in place; `listeningFor` copies the reader it holds.
-    guard link.isListening, link.listeningFor == advertisement.serialNumber else { return [] }
+    guard link.isListening else { return [] }
+    return listenedAdvertisement(advertisement, now: now)
+  }
+
+  /// An advertisement heard while a connect listens: the whole path, if it is the reader listened for. Apart
+  /// from `advertisement(_:now:)`, which it would otherwise cost a copy of the advertisement on every call.
+  @inline(never)
+  private mutating func listenedAdvertisement(_ advertisement: Advertisement, now: Duration) -> [Action] {
+    guard link.listeningFor == advertisement.serialNumber else { return [] }
     return process(.bluetooth(.advertisement(advertisement)), now: now)
   }
 
