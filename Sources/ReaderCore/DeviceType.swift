@@ -52,6 +52,28 @@ public enum DeviceType: Sendable, Hashable, Codable, CaseIterable, RawRepresenta
     }
   }
 
+  /// Whether both are the same model: the same case, and the same name for another model (as their raw
+  /// values compare). Written out because a `RawRepresentable` type would otherwise compare, and hash, by its
+  /// raw value, a string made for each comparison.
+  public static func == (lhs: DeviceType, rhs: DeviceType) -> Bool {
+    switch (lhs, rhs) {
+    case (.chipper2X, .chipper2X), (.stripeM2, .stripeM2), (.wisePad3, .wisePad3): true
+    case (.other(let left), .other(let right)): left == right
+    default: false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .chipper2X: hasher.combine(0 as UInt8)
+    case .stripeM2: hasher.combine(1 as UInt8)
+    case .wisePad3: hasher.combine(2 as UInt8)
+    case .other(let name):
+      hasher.combine(3 as UInt8)
+      hasher.combine(name)
+    }
+  }
+
   /// Whether `BluetoothProximityDiscoveryConfiguration` finds this model.
   public var supportsProximityDiscovery: Bool { self == .chipper2X }
 

@@ -30,4 +30,20 @@ import Testing
     #expect(try JSONDecoder().decode([DeviceType].self, from: encoded) == [.other("R 1"), .wisePad3])
     #expect(throws: DecodingError.self) { try JSONDecoder().decode([DeviceType].self, from: Data(#"["m2"]"#.utf8)) }
   }
+
+  @Test func twoModelsAreEqualAndHashAlikeExactlyWhenTheirRawValuesAreEqual() {
+    // Names that look like the known models' raw values, marketing names and prefixed forms, and two
+    // spellings of one name that String's == holds equal (precomposed and combining accent).
+    let names = [
+      "chipper2X", "stripeM2", "model:stripeM2", "WisePad 3", "", " ", "ACME-R1", "acme-r1", "\u{E9}", "e\u{301}",
+    ]
+    let models: [DeviceType] = DeviceType.allCases + names.map { .other($0) }
+    for left in models {
+      for right in models {
+        #expect((left == right) == (left.rawValue == right.rawValue), "\(left) and \(right)")
+        if left == right { #expect(left.hashValue == right.hashValue, "\(left) and \(right)") }
+      }
+    }
+    #expect(Set(models).count == models.count - 1, "the two spellings of é are one model")
+  }
 }
