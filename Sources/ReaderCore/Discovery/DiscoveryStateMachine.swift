@@ -226,12 +226,6 @@ package struct DiscoveryStateMachine {
     unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
   }
 
-  /// Whether two models are equal (`==`), told in one comparison when both are held alike (`==` on a model
-  /// compares raw values, strings it builds).
-  private static func isSameModel(_ a: DeviceType, _ b: DeviceType) -> Bool {
-    isHeldAlike(a, b) || a == b
-  }
-
   /// Whether two strings are the same bytes. Not `==`, which holds for canonically equivalent strings too:
   /// the one kept must be the one heard.
   private static func isIdentical(_ a: String?, _ b: String?) -> Bool {
@@ -243,7 +237,8 @@ package struct DiscoveryStateMachine {
     return a.utf8.elementsEqual(b.utf8)
   }
 
-  /// Whether two models are the same, an unknown one by the bytes of its name (not through `rawValue`).
+  /// Whether two models are the same, an unknown one by the bytes of its name (not `==`, which holds for
+  /// canonically equivalent names too).
   private static func isIdentical(_ a: DeviceType, _ b: DeviceType) -> Bool {
     if isHeldAlike(a, b) { return true }
     switch (a, b) {
@@ -497,7 +492,7 @@ package struct DiscoveryStateMachine {
   private static func hasDetails(
     _ reader: UnsafePointer<Reader>, ofSighting index: Int, in sightings: [Sighting], simulated: Bool
   ) -> Bool {
-    isSameModel(reader.pointee.deviceType, sightings[index].advertisement.deviceType)
+    reader.pointee.deviceType == sightings[index].advertisement.deviceType
       && reader.pointee.simulated == simulated
       && reader.pointee.deviceSoftwareVersion == sightings[index].advertisement.info.deviceSoftwareVersion
       && reader.pointee.batteryLevel == sightings[index].advertisement.info.batteryLevel
