@@ -156,7 +156,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   public func add(_ reader: SimulatedReader) {
     mutate { world in
       let slot = world.entries.slot(of: reader.serialNumber) ?? world.entries.slots.count
-      world.entries[reader.serialNumber] = Entry(reader: reader) { [weak self] in self?.advertise(at: slot) }
+      let central = WeakCentral(self)
+      world.entries[reader.serialNumber] = Entry(reader: reader) { central.central?.advertise(at: slot) }
       world.order.append(reader.serialNumber)
       return self.step(reader.serialNumber, in: &world) { machine, _, _ in machine.added() }
     }
@@ -531,6 +532,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
       return Delivery(event: .advertisement(advertisement), handler: handler)
     }
     if let delivery { delivery.handler(delivery.event) }
+  }
+
+  /// The world, held weakly by what its own work items capture. A `let` holding a weak reference rather than
+  /// a `[weak self]` capture, which is a variable: the runtime checks exclusive access to it (a call into the
+  /// runtime) at every advertisement.
+  private struct WeakCentral: Sendable {
+    weak var central: SimulatedBluetoothCentral?
+    init(_ central: SimulatedBluetoothCentral) { self.central = central }
   }
 
   /// An event and the handler to deliver it to, out of the lock. A struct rather than a tuple: its closure
