@@ -513,12 +513,14 @@ func waitForPendingWork(
         case 0, 1, 2:
           let number = pushes
           pushes += 1
-          model.append(queue.push(deadline: now + .milliseconds(Int(random.next() % 50))) { ran.append(number) })
+          // Mostly work due within the horizon, some due minutes away (past it, and past 2^64 attoseconds).
+          let delay = random.next() % 4 == 0 ? random.next() % 200_000 : random.next() % 50
+          model.append(queue.push(deadline: now + .milliseconds(Int(delay))) { ran.append(number) })
         case 3, 4, 5:
           guard !model.isEmpty else { continue }
           queue.cancel(model.remove(at: Int(random.next() % UInt64(model.count))))
         default:
-          now += .milliseconds(Int(random.next() % 10))
+          now += .milliseconds(Int(random.next() % 4 == 0 ? random.next() % 30_000 : random.next() % 10))
           while let item = queue.pop(dueBy: now) {
             let expected = model.min { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
             item.work()
@@ -530,6 +532,22 @@ func waitForPendingWork(
         #expect(queue.storedKeyCount <= 2 * model.count + 66, "seed \(seed)")
       }
     }
+  }
+
+  @Test func workDueBeyondTheHorizonWaitsApartAndRunsInDeadlineOrderWithTheRest() {
+    var queue = WorkQueue()
+    let ran = Recorder<String>()
+    _ = queue.push(deadline: .seconds(86_400)) { ran.append("day") }
+    _ = queue.push(deadline: .seconds(61)) { ran.append("61 s") }
+    _ = queue.push(deadline: .seconds(59)) { ran.append("59 s") }
+    _ = queue.push(deadline: .seconds(61)) { ran.append("61 s, second") }
+    #expect(queue.laterKeyCount == 3)
+    #expect(queue.pop(dueBy: .seconds(60)).map { $0.work() } != nil)
+    // Measured from the work taken last: 61 s is now near.
+    _ = queue.push(deadline: .seconds(62)) { ran.append("62 s") }
+    #expect(queue.laterKeyCount == 3)
+    while let item = queue.pop(dueBy: .seconds(90_000)) { item.work() }
+    #expect(ran.values == ["59 s", "61 s", "61 s, second", "62 s", "day"])
   }
 
   @Test func cancellingMostOfALargeQueueKeepsTheRestInOrder() {

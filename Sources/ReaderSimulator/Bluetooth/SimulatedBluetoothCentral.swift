@@ -50,96 +50,10 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// `advertisingInterval`, ready to be scaled at every advertisement.
   private let interval: SimulatedReaderStateMachine.Interval
 
-  private typealias Machine = SimulatedReaderStateMachine
-
-  /// One reader: its rules, and the work its timers have on the clock.
-  /// What an advertisement reads comes first, beside the machine's own first fields (stored properties are laid
-  /// out in order), so that it reads as few lines of an entry as it can.
-  private struct Entry {
-    /// What the advertising timer runs, made once for the reader's life and scheduled again at every
-    /// advertisement (no closure made per advertisement). It holds the world weakly, since the world holds it;
-    /// any other work of the world on the clock holds the world, as a scan's caller does.
-    var advertise: @Sendable () -> Void
-    var advertising: ScheduledWork?
-    var machine: Machine
-    var securityReboot: ScheduledWork?
-    var idlePowerDown: ScheduledWork?
-    var connect: ScheduledWork?
-    var installStep: ScheduledWork?
-
-    init(reader: SimulatedReader, advertise: @escaping @Sendable () -> Void) {
-      machine = Machine(reader: reader)
-      self.advertise = advertise
-    }
-
-    /// The work armed for `timer` (the fire-and-forget reboot timers keep none).
-    subscript(timer: Machine.Timer) -> ScheduledWork? {
-      get {
-        switch timer {
-        case .advertise: advertising
-        case .securityReboot: securityReboot
-        case .idlePowerDown: idlePowerDown
-        case .connect: connect
-        case .installStep: installStep
-        case .rebootStart, .rebootDone: nil
-        }
-      }
-      set {
-        switch timer {
-        case .advertise: advertising = newValue
-        case .securityReboot: securityReboot = newValue
-        case .idlePowerDown: idlePowerDown = newValue
-        case .connect: connect = newValue
-        case .installStep: installStep = newValue
-        case .rebootStart, .rebootDone: break
-        }
-      }
-    }
-  }
-
-  /// The readers, each in a slot of its own for the world's life: a timer reaches its reader by slot, with no
-  /// lookup of its serial number (thousands of readers advertising at 10 Hz fire a timer each time).
-  private struct Entries {
-    private(set) var slots: [Entry] = []
-    private var slotOf: [String: Int] = [:]
-
-    /// The slot of the reader `serialNumber`, if the world has it.
-    func slot(of serialNumber: String) -> Int? { slotOf[serialNumber] }
-
-    subscript(slot: Int) -> Entry {
-      get { slots[slot] }
-      _modify { yield &slots[slot] }
-    }
-
-    /// The reader `serialNumber`'s entry; setting one for a serial number already there replaces it in its slot.
-    subscript(serialNumber: String) -> Entry? {
-      get { slotOf[serialNumber].map { slots[$0] } }
-      set {
-        guard let newValue else { preconditionFailure("a simulated reader never leaves the world") }
-        if let slot = slotOf[serialNumber] {
-          slots[slot] = newValue
-        } else {
-          slotOf[serialNumber] = slots.count
-          slots.append(newValue)
-        }
-      }
-    }
-  }
-
-  private struct World {
-    var entries = Entries()
-    var order: [String] = []
-    var radioOn = true
-    var scanning = false
-    var handler: (@Sendable (BluetoothEvent) -> Void)?
-    var linkHandler: (@Sendable (ReaderLinkEvent) -> Void)?
-    var random: SeededRandom
-    var log: [WorldEvent] = []
-  }
-
   /// The clock the world runs on; the terminal must use the same one.
   public let clock: VirtualClock
-  private let world: Locked<World>
+  /// The world's state, and what its readers' advertising work reaches.
+  private let core: Core
 
   /// Creates an empty world on `clock`, with randomness from `seed`, whose readers advertise about
   /// once every `advertisingInterval` while a scan runs.
@@ -147,7 +61,17 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     self.clock = clock
     self.advertisingInterval = max(advertisingInterval, .microseconds(1))
     interval = SimulatedReaderStateMachine.Interval(self.advertisingInterval)
-    self.world = Locked(World(random: SeededRandom(seed: seed)))
+    core = Core(clock: clock, interval: interval, world: World(random: SeededRandom(seed: seed)))
+  }
+
+  /// The advertising work each reader keeps holds the world's core, which holds it: the cycle is broken here,
+  /// and the work still on the clock is dropped, so neither the core nor the clock outlives the world.
+  deinit {
+    let pending = core.world.withLock { world in
+      defer { world.entries.removeAll() }
+      return world.entries.slots.compactMap(\.advertising)
+    }
+    for work in pending { clock.cancel(work) }
   }
 
   // MARK: Script controls
@@ -156,8 +80,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   public func add(_ reader: SimulatedReader) {
     mutate { world in
       let slot = world.entries.slot(of: reader.serialNumber) ?? world.entries.slots.count
-      let central = WeakCentral(self)
-      world.entries[reader.serialNumber] = Entry(reader: reader) { central.central?.advertise(at: slot) }
+      let core = self.core
+      world.entries[reader.serialNumber] = Entry(reader: reader) { core.advertise(at: slot) }
       world.order.append(reader.serialNumber)
       return self.step(reader.serialNumber, in: &world) { machine, _, _ in machine.added() }
     }
@@ -165,30 +89,30 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   /// The readers in the world, in the order they were added.
   public var readers: [SimulatedReader] {
-    world.withLock { world in world.order.compactMap { world.entries[$0]?.machine.reader } }
+    core.world.withLock { world in world.order.compactMap { world.entries[$0]?.machine.reader } }
   }
 
   /// The reader with `serialNumber`, if it exists.
   public func reader(_ serialNumber: String) -> SimulatedReader? {
-    world.withLock { $0.entries[serialNumber]?.machine.reader }
+    core.world.withLock { $0.entries[serialNumber]?.machine.reader }
   }
 
   /// How many times the reader was asked to flash its LEDs.
   public func ledFlashCount(_ serialNumber: String) -> Int {
-    world.withLock { $0.entries[serialNumber]?.machine.ledFlashes ?? 0 }
+    core.world.withLock { $0.entries[serialNumber]?.machine.ledFlashes ?? 0 }
   }
 
   /// How many times the host asked to connect to the reader — every reconnection attempt counts,
   /// including a request refused at once because the host's radio was off.
   public func connectRequestCount(_ serialNumber: String) -> Int {
-    world.withLock { $0.entries[serialNumber]?.machine.connectRequests ?? 0 }
+    core.world.withLock { $0.entries[serialNumber]?.machine.connectRequests ?? 0 }
   }
 
   /// Whether the host's radio is scanning.
-  public var isScanning: Bool { world.withLock { $0.scanning } }
+  public var isScanning: Bool { core.world.withLock { $0.scanning } }
 
   /// Everything that happened so far.
-  public var worldEvents: [WorldEvent] { world.withLock { $0.log } }
+  public var worldEvents: [WorldEvent] { core.world.withLock { $0.log } }
 
   /// Moves a reader into or out of range. Leaving range drops its link (`bluetoothSignalLost`).
   public func setInRange(_ serialNumber: String, _ inRange: Bool) {
@@ -277,18 +201,18 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   /// Whether the reader is installing an update right now.
   public func isInstallingUpdate(_ serialNumber: String) -> Bool {
-    world.withLock { $0.entries[serialNumber]?.machine.install != nil }
+    core.world.withLock { $0.entries[serialNumber]?.machine.install != nil }
   }
 
   /// How many things have happened in the world so far (`worldEvents.count`, without the copy): every
   /// change of a link, of a reader's reachability or of its version is one, so an unchanged count
   /// means none of them changed.
-  public var changeCount: Int { world.withLock { $0.log.count } }
+  public var changeCount: Int { core.world.withLock { $0.log.count } }
 
   /// The reader's state at this instant as the world knows it (link, pending connect, reachability,
   /// reboot, version, install), for checks against the ground truth; `nil` for a reader the world does not have.
   public func truth(_ serialNumber: String) -> SimulatedReaderTruth? {
-    world.withLock { world in
+    core.world.withLock { world in
       guard let machine = world.entries[serialNumber]?.machine else { return nil }
       return SimulatedReaderTruth(
         isLinked: machine.linked, isReachable: machine.isReachable(surroundings(world)),
@@ -364,14 +288,14 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   // MARK: BluetoothCentral and ReaderLink
 
   public func setEventHandler(_ handler: @escaping @Sendable (BluetoothEvent) -> Void) {
-    world.withLock { $0.handler = handler }
+    core.world.withLock { $0.handler = handler }
   }
 
   public func setLinkEventHandler(_ handler: @escaping @Sendable (ReaderLinkEvent) -> Void) {
-    world.withLock { $0.linkHandler = handler }
+    core.world.withLock { $0.linkHandler = handler }
   }
 
-  public var isPoweredOn: Bool { world.withLock { $0.radioOn } }
+  public var isPoweredOn: Bool { core.world.withLock { $0.radioOn } }
 
   public func startScan() {
     mutate { world in
@@ -516,43 +440,9 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     return events
   }
 
-  /// The advertising timer of the reader in `slot` fired: the reader's machine says whether it advertises
-  /// and when it does next (`advertisingTimerFired`, the same rules as its `timerFired(.advertise, …)`), with
-  /// no list of actions or events built, since this runs for every advertisement of every reader. The
-  /// advertisement is delivered from this work item rather than one more queued after it: nothing else runs
-  /// in the item, so the terminal still sees one event per work item, and an advertisement costs one work
-  /// item instead of two.
-  private func advertise(at slot: Int) {
-    let delivery = world.withLock { world -> Delivery? in
-      world.entries[slot].advertising = nil
-      let around = surroundings(world)
-      let (advertisement, next) = world.entries[slot].machine.advertisingTimerFired(around, random: &world.random)
-      if let next { world.entries[slot].advertising = clock.schedule(after: next, world.entries.slots[slot].advertise) }
-      guard let advertisement, let handler = world.handler else { return nil }
-      return Delivery(event: .advertisement(advertisement), handler: handler)
-    }
-    if let delivery { delivery.handler(delivery.event) }
-  }
-
-  /// The world, held weakly by what its own work items capture. A `let` holding a weak reference rather than
-  /// a `[weak self]` capture, which is a variable: the runtime checks exclusive access to it (a call into the
-  /// runtime) at every advertisement.
-  private struct WeakCentral: Sendable {
-    weak var central: SimulatedBluetoothCentral?
-    init(_ central: SimulatedBluetoothCentral) { self.central = central }
-  }
-
-  /// An event and the handler to deliver it to, out of the lock. A struct rather than a tuple: its closure
-  /// passes through `withLock`'s generic result as it is, where a closure in a tuple is wrapped in a thunk
-  /// allocated for the purpose (twice per advertisement).
-  private struct Delivery {
-    var event: BluetoothEvent
-    var handler: @Sendable (BluetoothEvent) -> Void
-  }
-
   /// Changes the world and delivers the events of the change, each in a work item of its own.
   private func mutate(_ body: (inout World) -> [Machine.Event]) {
-    let (events, handler, linkHandler) = world.withLock { world in (body(&world), world.handler, world.linkHandler) }
+    let (events, handler, linkHandler) = core.world.withLock { world in (body(&world), world.handler, world.linkHandler) }
     // Queued, never delivered from inside the caller: the terminal sees one event per work item.
     for event in events {
       switch event {
