@@ -30,7 +30,22 @@ public struct ReaderInfo: Sendable, Hashable {
   public var label: String?
   /// What the reader reported in its Device Information Service, when the backend read it (see
   /// `Reader.deviceInformation`).
-  public var deviceInformation: DeviceInformation?
+  public var deviceInformation: DeviceInformation? {
+    get { deviceInformationStorage?.value }
+    set { deviceInformationStorage = newValue.map(DeviceInformationStorage.init) }
+  }
+
+  /// `deviceInformation`, held apart: five optional strings inline would make every advertisement, which
+  /// carries a `ReaderInfo`, twice as large to move (by `memcpy`) at every step of its delivery, for a value
+  /// only a real reader's connection fills in.
+  private var deviceInformationStorage: DeviceInformationStorage?
+
+  private final class DeviceInformationStorage: Sendable, Hashable {
+    let value: DeviceInformation
+    init(_ value: DeviceInformation) { self.value = value }
+    static func == (lhs: DeviceInformationStorage, rhs: DeviceInformationStorage) -> Bool { lhs.value == rhs.value }
+    func hash(into hasher: inout Hasher) { hasher.combine(value) }
+  }
 
   /// Creates a details value.
   public init(
