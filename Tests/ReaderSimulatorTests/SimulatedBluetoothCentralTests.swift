@@ -66,6 +66,24 @@ private let hour = Duration.seconds(3600)
     #expect(host.all.count == count)
   }
 
+  @Test func advertisementsCarryTheReadersCurrentVersionBatteryAndLabel() {
+    var labelled = chipper
+    labelled.label = "Front desk"
+    labelled.softwareVersion = "2.01.00.18"
+    let w = World([labelled])
+    let recorder = w.listen()
+    w.world.setBattery("CHB20-2", level: 0.42, isCharging: true)
+    w.world.setSoftwareVersion("CHB20-2", "2.02.00.01")
+    w.world.startScan()
+    w.clock.advance(to: .seconds(3))
+    let infos = recorder.all.compactMap { if case .advertisement(let ad) = $0 { ad.info } else { nil } }
+    #expect(!infos.isEmpty)
+    #expect(
+      Set(infos) == [
+        ReaderInfo(deviceSoftwareVersion: "2.02.00.01", batteryLevel: 0.42, isCharging: true, label: "Front desk")
+      ])
+  }
+
   @Test func readersAdvertiseOnceAnAdvertisingInterval() {
     let clock = VirtualClock()
     let world = SimulatedBluetoothCentral(clock: clock, seed: 3, advertisingInterval: .milliseconds(100))

@@ -215,7 +215,8 @@ package struct DiscoveryStateMachine {
       && isIdentical(
         sighting.pointee.advertisement.info.deviceSoftwareVersion, advertisement.info.deviceSoftwareVersion)
       && isIdentical(sighting.pointee.advertisement.info.label, advertisement.info.label)
-      && isIdentical(sighting.pointee.advertisement.info.deviceInformation, advertisement.info.deviceInformation)
+      && (sighting.pointee.advertisement.info.sharesDeviceInformation(with: advertisement.info)
+        || isIdentical(sighting.pointee.advertisement.info.deviceInformation, advertisement.info.deviceInformation))
   }
 
   /// Whether two values of a two-word type (`String`, `String?`, `DeviceType`) are held the same way: then

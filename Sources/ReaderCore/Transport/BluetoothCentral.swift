@@ -40,6 +40,12 @@ public struct ReaderInfo: Sendable, Hashable {
   /// only a real reader's connection fills in.
   private var deviceInformationStorage: DeviceInformationStorage?
 
+  /// Whether both hold no device information, or the same box of it (so the same value): one comparison of
+  /// references, for the copies of one value that repeated advertisements carry.
+  package func sharesDeviceInformation(with other: ReaderInfo) -> Bool {
+    deviceInformationStorage === other.deviceInformationStorage
+  }
+
   private final class DeviceInformationStorage: Sendable, Hashable {
     let value: DeviceInformation
     init(_ value: DeviceInformation) { self.value = value }

@@ -8,15 +8,15 @@ public struct SimulatedReader: Sendable, Hashable {
   /// The model.
   public var deviceType: DeviceType
   /// The installed software version.
-  public var softwareVersion: String
+  public var softwareVersion: String { didSet { info = Self.info(of: self) } }
   /// The merchant's label, if any.
-  public var label: String?
+  public var label: String? { didSet { info = Self.info(of: self) } }
   /// Distance from the host in metres; the advertised signal strength follows from it.
   public var distance: Double
   /// Battery level in `0...1`.
-  public var batteryLevel: Double
+  public var batteryLevel: Double { didSet { info = Self.info(of: self) } }
   /// Whether the reader is on external power (charging readers never power down when idle).
-  public var isCharging: Bool
+  public var isCharging: Bool { didSet { info = Self.info(of: self) } }
   /// Whether the reader is switched on.
   public var isPoweredOn: Bool
   /// Whether the reader is within Bluetooth range of the host.
@@ -43,6 +43,8 @@ public struct SimulatedReader: Sendable, Hashable {
     self.isInRange = isInRange
     self.rebootDuration = rebootDuration
     self.connectLatency = connectLatency
+    info = ReaderInfo()
+    info = Self.info(of: self)
   }
 
   /// The mean received signal strength at `distance`, in dBm (log-distance path loss, -45 dBm at 1 m).
@@ -50,7 +52,13 @@ public struct SimulatedReader: Sendable, Hashable {
     Int((-45 - 25 * log10(max(distance, 0.05))).rounded())
   }
 
-  var info: ReaderInfo {
-    ReaderInfo(deviceSoftwareVersion: softwareVersion, batteryLevel: batteryLevel, isCharging: isCharging, label: label)
+  /// What its advertisements and connection report of it: kept up to date as its fields change, rather than
+  /// built at every advertisement.
+  private(set) var info: ReaderInfo
+
+  private static func info(of reader: SimulatedReader) -> ReaderInfo {
+    ReaderInfo(
+      deviceSoftwareVersion: reader.softwareVersion, batteryLevel: reader.batteryLevel, isCharging: reader.isCharging,
+      label: reader.label)
   }
 }
