@@ -7,6 +7,15 @@ public struct SimulatedReader: Sendable, Hashable {
   public var serialNumber: String
   /// The model.
   public var deviceType: DeviceType
+  // What every advertisement reads comes first, side by side (stored properties are laid out in order): with
+  // thousands of readers, each advertisement reaches a reader that is not in the cache.
+  /// What its advertisements and connection report of it: kept up to date as its fields change, rather than
+  /// built at every advertisement.
+  private(set) var info: ReaderInfo
+  /// Whether the reader is switched on.
+  public var isPoweredOn: Bool
+  /// Whether the reader is within Bluetooth range of the host.
+  public var isInRange: Bool
   /// The installed software version.
   public var softwareVersion: String { didSet { info = Self.info(of: self) } }
   /// The merchant's label, if any.
@@ -17,10 +26,6 @@ public struct SimulatedReader: Sendable, Hashable {
   public var batteryLevel: Double { didSet { info = Self.info(of: self) } }
   /// Whether the reader is on external power (charging readers never power down when idle).
   public var isCharging: Bool { didSet { info = Self.info(of: self) } }
-  /// Whether the reader is switched on.
-  public var isPoweredOn: Bool
-  /// Whether the reader is within Bluetooth range of the host.
-  public var isInRange: Bool
   /// How long a reboot takes before the reader advertises again.
   public var rebootDuration: Duration
   /// The time from a connect request to the link being up.
@@ -51,10 +56,6 @@ public struct SimulatedReader: Sendable, Hashable {
   public var meanSignalStrength: Int {
     Int((-45 - 25 * log10(max(distance, 0.05))).rounded())
   }
-
-  /// What its advertisements and connection report of it: kept up to date as its fields change, rather than
-  /// built at every advertisement.
-  private(set) var info: ReaderInfo
 
   private static func info(of reader: SimulatedReader) -> ReaderInfo {
     ReaderInfo(

@@ -120,13 +120,15 @@ struct SimulatedReaderStateMachine {
   // What every advertisement reads comes first, side by side (stored properties are laid out in this order):
   // with thousands of readers, each advertisement reaches a reader that is not in the cache, and every line
   // of it read costs a miss.
-  private(set) var reader: SimulatedReader
-  private(set) var linked = false
+  // The machine's own fields, a few bytes, come before the reader, whose fields an advertisement reads
+  // (serial number, model, details, power and range) are its first.
   private(set) var rebootingUntil: Duration?
+  private(set) var linked = false
   /// The cancellable timers armed now.
   private var armed = TimerSet()
   /// `reader.meanSignalStrength`, worked out when the reader moves rather than at every advertisement.
   private var meanSignalStrength: Int
+  private(set) var reader: SimulatedReader
   private(set) var pendingConnect = false
   private(set) var install: Install?
   /// A fault scripted for the next install.
