@@ -2,6 +2,30 @@ import NFCKit
 import Testing
 
 @Suite struct NDEFRecordTests {
+  /// The long type names the decoder holds once, and names one byte away from each, of every length.
+  @Test func longCommonTypeNamesAndEveryNameOneByteAwayReadAsTheyAreSpelt() throws {
+    let common = [
+      "application/json", "application/octet-stream", "application/vnd.wfa.wsc", "application/vnd.wfa.p2p",
+      "application/vnd.bluetooth.ep.oob", "application/vnd.bluetooth.le.oob",
+    ]
+    var names = common + ["application/jso", "application/jsonx", "text/x-example-type"]
+    for name in common {
+      let bytes = Array(name.utf8)
+      for index in bytes.indices where bytes[index] != UInt8(ascii: "/") {
+        var changed = bytes
+        changed[index] = changed[index] == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
+        names.append(String(decoding: changed, as: UTF8.self))
+      }
+    }
+    for name in names {
+      let media = try NDEFRecord.media(type: name, payload: [1])
+      #expect(media.mediaType == name)
+      let decoded = try NDEFDecoder().decode(NDEFMessage(media).encoded())
+      #expect(decoded.records.first?.mediaType == name)
+      #expect(decoded.records.first?.externalType == nil)
+    }
+  }
+
   @Test func rejectsAnEmptyRecordWithFields() {
     for (type, id, payload) in [([1], [], []), ([], [1], []), ([], [], [1])] as [(NDEFBytes, NDEFBytes, NDEFBytes)] {
       let error = thrownError { () throws(NDEFError) in
