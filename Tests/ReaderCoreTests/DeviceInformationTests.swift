@@ -40,4 +40,20 @@ import Testing
     connected.deviceInformation = DeviceInformation(firmwareRevision: "1.4.2")
     #expect(try JSONDecoder().decode(Reader.self, from: JSONEncoder().encode(connected)) == connected)
   }
+
+  @Test func readerInfosCompareAndHashTheirDeviceInformationByValueThoughEachHoldsItsOwnBox() {
+    let info = DeviceInformation(serialNumber: "STRM2-1", modelNumber: "M2", firmwareRevision: "1.4.2")
+    let a = ReaderInfo(deviceSoftwareVersion: "2.01.00.17", deviceInformation: info)
+    var b = ReaderInfo(deviceSoftwareVersion: "2.01.00.17")
+    #expect(a != b)
+    b.deviceInformation = DeviceInformation(serialNumber: "STRM2-1", modelNumber: "M2", firmwareRevision: "1.4.2")
+    #expect(a == b && a.hashValue == b.hashValue)
+    #expect(!a.sharesDeviceInformation(with: b), "built apart, held apart")
+    let copy = a
+    #expect(copy.sharesDeviceInformation(with: a) && copy.deviceInformation == info)
+    b.deviceInformation?.hardwareRevision = "B"
+    #expect(a != b && a.deviceInformation == info && b.deviceInformation?.hardwareRevision == "B")
+    b.deviceInformation = nil
+    #expect(b == ReaderInfo(deviceSoftwareVersion: "2.01.00.17") && b.sharesDeviceInformation(with: ReaderInfo()))
+  }
 }
