@@ -306,26 +306,6 @@ private let hour = Duration.seconds(3600)
     #expect(w.kinds(of: "STRM2-1").last == "idlePowerDown")
   }
 
-  @Test func aWorldIsFreedOnceItsWorkHasStoppedThoughItsReadersAdvertised() {
-    // Each reader's advertising work is made once and kept by the world: it must not keep the world alive.
-    let clock = VirtualClock()
-    weak var freed: SimulatedBluetoothCentral?
-    do {
-      let world = SimulatedBluetoothCentral(clock: clock, seed: 3)
-      freed = world
-      for reader in [m2, chipper] { world.add(reader) }
-      let recorder = Recorder()
-      world.setEventHandler { event in recorder.append(.radio(event)) }
-      world.startScan()
-      clock.advance(to: .seconds(5))
-      #expect(recorder.advertisers == ["STRM2-1", "CHB20-2"])
-      world.terminateHostApp()
-      for reader in world.readers { world.setPower(reader.serialNumber, on: false) }
-    }
-    #expect(clock.runUntilQuiet(limit: clock.elapsed + .seconds(30 * 86_400)))
-    #expect(freed == nil, "the world outlives its work")
-  }
-
   @Test func aWorldWhoseReadersAdvertisedAndItsClockAreFreedOnceItsWorkHasStopped() {
     // Each reader's advertising work holds the world's state, which holds it and the clock: without the
     // world breaking that cycle when it is freed, the state and the clock would never be.

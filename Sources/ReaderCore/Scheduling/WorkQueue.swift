@@ -159,16 +159,7 @@ private struct Heap {
 
   mutating func push(_ key: Key) {
     keys.append(key)
-    keys.withUnsafeMutableBufferPointer { heap in
-      var hole = heap.count &- 1
-      while hole > 0 {
-        let parent = (hole &- 1) >> 1
-        guard key.precedes(heap[parent]) else { break }
-        heap[hole] = heap[parent]
-        hole = parent
-      }
-      heap[hole] = key
-    }
+    keys.withUnsafeMutableBufferPointer { heap in Self.siftUp(key, from: heap.count &- 1, in: heap) }
   }
 
   /// Removes the top key (the heap is not empty).
@@ -191,14 +182,21 @@ private struct Heap {
         heap[hole] = heap[child]
         hole = child
       }
-      while hole > 0 {
-        let parent = (hole &- 1) >> 1
-        guard last.precedes(heap[parent]) else { break }
-        heap[hole] = heap[parent]
-        hole = parent
-      }
-      heap[hole] = last
+      Self.siftUp(last, from: hole, in: heap)
     }
+  }
+
+  /// Puts `key` in the empty place `hole` or, moving parents down into it, as far up as it belongs.
+  @inline(__always)
+  private static func siftUp(_ key: Key, from hole: Int, in heap: UnsafeMutableBufferPointer<Key>) {
+    var hole = hole
+    while hole > 0 {
+      let parent = (hole &- 1) >> 1
+      guard key.precedes(heap[parent]) else { break }
+      heap[hole] = heap[parent]
+      hole = parent
+    }
+    heap[hole] = key
   }
 
   /// Keeps the keys `isLive` accepts and restores the heap order bottom-up, in O(n).
