@@ -9,16 +9,6 @@ enum UnicodeValidation {
 
   static let utf8Expectation = "well-formed UTF-8"
 
-  /// Decodes well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
-  static func decodeUTF8(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
-    // US-ASCII is well-formed UTF-8, and the string needs no check of its own then.
-    if isASCII(buffer) { return .valid(String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true))) }
-    let invalid = firstInvalidUTF8(buffer)
-    guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
-    // Checked just above: the standard library need not check it again.
-    return .valid(String(copying: UTF8Span(unchecked: buffer.span)))
-  }
-
   /// The string of bytes that are well-formed UTF-8 (checked by the caller), copied as they are (marked as
   /// US-ASCII when they are).
   static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
