@@ -232,10 +232,12 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   /// The `domain:type` name when the record is an external-type record (TNF 4) and its type is US-ASCII.
   public var externalType: String? { typeNameFormat == .nfcExternal ? typeASCIIString : nil }
 
-  /// ``type`` as a string when it is US-ASCII (read where it lies, without making an ``NDEFBytes`` of it).
+  /// ``type`` as a string when it is US-ASCII (read where it lies, without making an ``NDEFBytes`` of it); one
+  /// of the ``KnownTypeNames`` is not made again.
   private var typeASCIIString: String? {
     fields.withUnsafeBufferPointer { fields in
-      NDEFBytes.asciiString(UnsafeBufferPointer(rebasing: fields[0..<Int(typeLength)]))
+      let type = UnsafeBufferPointer(rebasing: fields[0..<Int(typeLength)])
+      return KnownTypeNames.string(type) ?? NDEFBytes.asciiString(type)
     }
   }
 
