@@ -174,8 +174,10 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     // string of them: the prefixes are US-ASCII, so the whole is well-formed UTF-8 (US-ASCII with the rest).
     whole = URIPrefix.utf8Strings[Int(prefix.code)].withUnsafeBufferPointer { head in
       withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + remainder.count) { buffer in
-        _ = buffer.initialize(fromContentsOf: head)
-        _ = buffer[head.count...].initialize(fromContentsOf: remainder)
+        // Two copies of bytes (memcpy), not loops over elements.
+        let start = UnsafeMutableRawPointer(buffer.baseAddress!)
+        start.copyMemory(from: head.baseAddress!, byteCount: head.count)
+        if let rest = remainder.baseAddress { (start + head.count).copyMemory(from: rest, byteCount: remainder.count) }
         return String(copying: UTF8Span(unchecked: UnsafeBufferPointer(buffer).span, isKnownASCII: isASCII))
       }
     }
