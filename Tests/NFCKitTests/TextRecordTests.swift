@@ -139,7 +139,13 @@ import Testing
             #expect(error?.code == .invalidUTF16, "units \(units)")
             #expect(error?.offset == textStart + 2 * position, "units \(units)")
           } else {
-            #expect(try TextRecord(record).text == String(decoding: units, as: UTF16.self), "units \(units)")
+            let text = try TextRecord(record).text
+            let expected = String(decoding: units, as: UTF16.self)
+            #expect(text == expected, "units \(units)")
+            // The string counts and walks as the standard library's does (US-ASCII only when it is).
+            #expect(text.count == expected.count, "units \(units)")
+            #expect(Array(text.unicodeScalars) == Array(expected.unicodeScalars), "units \(units)")
+            #expect(try NDEFDecoder().decodeTyped(NDEFMessage(record).encoded()).values == [.text(TextRecord(record))])
           }
         }
       }
