@@ -3,6 +3,7 @@
 /// instead of making one from the bytes.
 enum LanguageCodeStrings {
   /// The string of a language code that has been checked to be printable US-ASCII.
+  @inline(__always)
   static func string(_ code: UnsafeBufferPointer<UInt8>) -> String {
     if code.count == 2, let first = letterIndex(code[0]), let second = letterIndex(code[1]) {
       return twoLetters[first &* 26 &+ second]

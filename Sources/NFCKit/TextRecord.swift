@@ -170,6 +170,7 @@ public struct TextRecord: Hashable, Sendable {
     /// The payload index of the text, after any byte-order mark.
     let textStart: Int
 
+    @inline(__always)
     init(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) {
       guard let status = payload.first else {
         throw NDEFError(
