@@ -6,6 +6,7 @@
 /// Names of up to 15 bytes are stored inside a `String` with nothing allocated; only longer ones are kept here.
 enum KnownTypeNames {
   /// The string of `type` when it is one of the names kept here, byte for byte; otherwise `nil`.
+  @inline(__always)
   static func string(_ type: UnsafeBufferPointer<UInt8>) -> String? {
     switch type.count {
     case 16: return matching(type, "application/json")

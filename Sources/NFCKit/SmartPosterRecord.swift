@@ -353,6 +353,7 @@ private struct TitleLanguages {
 
   /// Adds the language of a title whose payload, `title`, is a valid Text payload; returns false when an
   /// earlier title has the same language.
+  @inline(__always)
   mutating func insert(titleOf title: UnsafeBufferPointer<UInt8>) -> Bool {
     if let key = Self.packedKey(title) {
       if (packed > 0 && first == key) || (packed > 1 && second == key) || (packed > 2 && third == key)

@@ -128,6 +128,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
 
   /// Whether every byte is printable or a space in US-ASCII (0x20-0x7F), so that the field is well-formed UTF-8
   /// without a control character; looked at eight bytes at a time.
+  @inline(__always)
   private static func isASCIIWithoutControlCharacters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     let count = bytes.count
     var index = 0
@@ -200,6 +201,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   ///
   /// A field of printable US-ASCII and spaces, the usual URI, passes one quick look; any other is checked byte
   /// by byte, for well-formed UTF-8 first, then for control characters, which says which error comes first.
+  @inline(__always)
   private static func checkedField(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError)
     -> (prefix: URIPrefix, isASCII: Bool)
   {
