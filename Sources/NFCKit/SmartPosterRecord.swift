@@ -225,6 +225,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
       poster!.uri = value
     }
 
+    @inline(__always)
     mutating func take(text: consuming TextRecord) {
       if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
       poster!.titles.append(text)

@@ -165,6 +165,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
 
   /// The value of a payload that has passed ``check(_:offset:)``: its prefix and the rest, valid UTF-8 (all
   /// US-ASCII when `isASCII`); the string is made without checking the bytes again.
+  @inline(__always)
   private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
     storedPrefix = prefix
     guard !prefix.isReserved, prefix.code != 0 else {

@@ -16,6 +16,7 @@ enum UnicodeValidation {
   }
 
   /// Whether every byte is below 0x80, looked at eight bytes at a time.
+  @inline(__always)
   static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     var index = 0
     while bytes.count - index >= 8 {
