@@ -114,6 +114,7 @@ public struct TextRecord: Hashable, Sendable {
   }
 
   /// Parses a Text payload read where it lies (the decoder's parse: no slice of the input is made).
+  @inline(__always)
   static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
     let layout = try Layout(payload, offset: offset)
     let body = UnsafeBufferPointer(rebasing: payload[layout.textStart...])

@@ -121,6 +121,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   }
 
   /// Parses a URI payload read where it lies (the decoder's parse: no slice of the input is made).
+  @inline(__always)
   static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
     let (prefix, isASCII) = try checkedField(payload, offset: offset)
     return URIRecord(checkedPrefix: prefix, remainder: UnsafeBufferPointer(rebasing: payload[1...]), isASCII: isASCII)
