@@ -379,6 +379,7 @@ private struct TitleLanguages {
 
   /// The language code of a Text payload packed into an integer, or nil when it has more than eight bytes
   /// (or does not fit in the payload).
+  @inline(__always)
   private static func packedKey(_ payload: UnsafeBufferPointer<UInt8>) -> UInt64? {
     guard let status = payload.first else { return nil }
     let length = Int(status & 0x3F)
