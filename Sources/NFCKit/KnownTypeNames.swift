@@ -36,8 +36,9 @@ enum KnownTypeNames {
     let count = first.count
     var index = 0
     while count - index >= 8 {
-      guard left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      guard
+        left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+          == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
       else { return false }
       index += 8
     }
