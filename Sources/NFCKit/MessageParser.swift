@@ -538,7 +538,7 @@ struct MessageParser {
     } else if header.isWellKnown(UInt8(ascii: "S"), UInt8(ascii: "p"), fields: fields) {
       // The nested message is parsed from a view of the payload, which shares the buffer.
       let poster = try SmartPosterRecord.parse(
-        header.record(joined: joined, in: input).payload, options: options, depth: depth + 1, budget: &budget,
+        header.payload(joined: joined, in: input), options: options, depth: depth + 1, budget: &budget,
         offset: payloadOffsets(of: header), building: building == .all)
       if let poster { values.take(smartPoster: poster) } else { values.takeNone() }
     } else {

@@ -232,52 +232,13 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   /// The `domain:type` name when the record is an external-type record (TNF 4) and its type is US-ASCII.
   public var externalType: String? { typeNameFormat == .nfcExternal ? typeASCIIString : nil }
 
-  /// ``type`` as a string when it is US-ASCII (read where it lies, without making an ``NDEFBytes`` of it).
+  /// ``type`` as a string when it is US-ASCII (read where it lies, without making an ``NDEFBytes`` of it); one
+  /// of the ``KnownTypeNames`` is not made again.
   private var typeASCIIString: String? {
     fields.withUnsafeBufferPointer { fields in
       let type = UnsafeBufferPointer(rebasing: fields[0..<Int(typeLength)])
-      return Self.commonTypeName(type) ?? NDEFBytes.asciiString(type)
+      return KnownTypeNames.string(type) ?? NDEFBytes.asciiString(type)
     }
-  }
-
-  /// The type name `type` spells when it is one tags commonly carry that is too long for a small string (over
-  /// 15 bytes, which a `String` holds inline): each would otherwise be a string allocated, copied and freed per
-  /// record read. The one returned is a literal, never allocated, retained or released. By length first, then
-  /// against the one or two names of that length.
-  static func commonTypeName(_ type: UnsafeBufferPointer<UInt8>) -> String? {
-    switch type.count {
-    case 16: matching(type, "application/json")
-    case 23: matching(type, "application/vnd.wfa.wsc") ?? matching(type, "application/vnd.wfa.p2p")
-    case 24: matching(type, "application/octet-stream")
-    case 32: matching(type, "application/vnd.bluetooth.ep.oob") ?? matching(type, "application/vnd.bluetooth.le.oob")
-    default: nil
-    }
-  }
-
-  /// `name` when `type` spells it.
-  @inline(__always)
-  private static func matching(_ type: UnsafeBufferPointer<UInt8>, _ name: String) -> String? {
-    var name = name
-    // A literal's bytes lie in the binary: `withUTF8` reads them where they are.
-    return name.withUTF8 { Self.sameBytes($0, type) } ? name : nil
-  }
-
-  /// Whether two buffers of the same length hold the same bytes, compared eight at a time.
-  private static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    guard a.count == b.count else { return false }
-    let (left, right) = (UnsafeRawPointer(a.baseAddress!), UnsafeRawPointer(b.baseAddress!))
-    var index = 0
-    while a.count - index >= 8 {
-      guard left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        == right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-      else { return false }
-      index += 8
-    }
-    while index < a.count {
-      guard a[index] == b[index] else { return false }
-      index += 1
-    }
-    return true
   }
 
   /// Calls `body` with ``payload`` read where it lies (no ``NDEFBytes`` made of it), keeping a typed error.

@@ -71,6 +71,16 @@ struct RecordHeader {
     }
   }
 
+  /// The PAYLOAD of the record whose first header this is: that of `joined` when it was joined from chunks,
+  /// otherwise a view of `input`, the buffer this header was read from (sharing it, with no record made).
+  @inline(__always)
+  func payload(joined: NDEFRecord?, in input: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    if let joined { return joined.payload.storage }
+    // Offsets inside `input` (checked when the header was read) cannot overflow; the slice checks its bounds.
+    let base = input.startIndex
+    return input[(base &+ payloadStart)..<(base &+ end)]
+  }
+
   /// The record whose first header this is: `joined` when it was joined from chunks, otherwise a view of
   /// `input`, the buffer this header was read from (sharing it).
   @inline(__always)

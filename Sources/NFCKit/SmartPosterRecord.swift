@@ -73,7 +73,8 @@ public struct SmartPosterRecord: Hashable, Sendable {
     }
     var budget = options.effectiveMaxRecords
     let parsed = try parsingOnItsOwn { () throws(NDEFError) in
-      try SmartPosterRecord.parse(record.payload, options: options, depth: 1, budget: &budget, offset: .identity)
+      try SmartPosterRecord.parse(
+        record.payload.storage, options: options, depth: 1, budget: &budget, offset: .identity)
     }
     // Parsing with `building` (the default) always returns a value.
     self = parsed!
@@ -131,13 +132,13 @@ public struct SmartPosterRecord: Hashable, Sendable {
   /// The rules of a Smart Poster are checked in record order, but the first one broken is reported only once
   /// the whole nested message has parsed, so that its structural errors come first.
   static func parse(
-    _ payload: NDEFBytes, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
+    _ payload: ArraySlice<UInt8>, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
     building: Bool = true
   ) throws(NDEFError) -> SmartPosterRecord? {
     // With the well-known checks on, the parser checks (and builds) the Text and URI payloads itself.
     let checked = options.validatesWellKnownPayloads
     let parser = MessageParser(
-      input: payload.storage, options: options, depth: depth, absolute: offset,
+      input: payload, options: options, depth: depth, absolute: offset,
       building: building && checked ? .textAndURI : .nothing)
     var reader = Reader(building: building, checked: checked)
     try parser.parseMessage(budget: &budget, into: &reader)
@@ -224,6 +225,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
       poster!.uri = value
     }
 
+    @inline(__always)
     mutating func take(text: consuming TextRecord) {
       if poster!.titles.isEmpty { poster!.titles.reserveCapacity(roomForTitles) }
       poster!.titles.append(text)
@@ -352,6 +354,7 @@ private struct TitleLanguages {
 
   /// Adds the language of a title whose payload, `title`, is a valid Text payload; returns false when an
   /// earlier title has the same language.
+  @inline(__always)
   mutating func insert(titleOf title: UnsafeBufferPointer<UInt8>) -> Bool {
     if let key = Self.packedKey(title) {
       if (packed > 0 && first == key) || (packed > 1 && second == key) || (packed > 2 && third == key)
@@ -376,6 +379,7 @@ private struct TitleLanguages {
 
   /// The language code of a Text payload packed into an integer, or nil when it has more than eight bytes
   /// (or does not fit in the payload).
+  @inline(__always)
   private static func packedKey(_ payload: UnsafeBufferPointer<UInt8>) -> UInt64? {
     guard let status = payload.first else { return nil }
     let length = Int(status & 0x3F)

@@ -114,22 +114,32 @@ public struct TextRecord: Hashable, Sendable {
   }
 
   /// Parses a Text payload read where it lies (the decoder's parse: no slice of the input is made).
+  @inline(__always)
   static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> TextRecord {
     let layout = try Layout(payload, offset: offset)
     let body = UnsafeBufferPointer(rebasing: payload[layout.textStart...])
-    let outcome =
-      layout.encoding == .utf8
-      ? UnicodeValidation.decodeUTF8(body)
-      : UnicodeValidation.decodeUTF16(body, bigEndian: layout.encoding != .utf16LittleEndianWithBOM)
-    switch outcome {
-    case .valid(let text):
-      // Layout checked the language code: printable US-ASCII, so valid UTF-8.
-      let code = UnsafeBufferPointer(rebasing: payload[1..<(1 + layout.languageLength)])
-      let language = String(copying: UTF8Span(unchecked: code.span, isKnownASCII: true))
-      return TextRecord(text: text, languageCode: language, encoding: layout.encoding)
-    case .invalid(let index, let expected):
-      throw layout.invalidText(at: layout.textStart + index, expected: expected, offset: offset)
+    let text: String
+    if layout.encoding != .utf8 {
+      switch UnicodeValidation.decodeUTF16(body, bigEndian: layout.encoding != .utf16LittleEndianWithBOM) {
+      case .valid(let decoded): text = decoded
+      case .invalid(let index, let expected):
+        throw layout.invalidText(at: layout.textStart + index, expected: expected, offset: offset)
+      }
+    } else if UnicodeValidation.isASCII(body) {
+      // US-ASCII is well-formed UTF-8: the string is made without another check.
+      text = String(copying: UTF8Span(unchecked: body.span, isKnownASCII: true))
+    } else {
+      let invalid = UnicodeValidation.firstInvalidUTF8(body)
+      guard invalid == body.count else {
+        throw layout.invalidText(
+          at: layout.textStart + invalid, expected: UnicodeValidation.utf8Expectation, offset: offset)
+      }
+      // Checked just above: the standard library need not check it again.
+      text = String(copying: UTF8Span(unchecked: body.span))
     }
+    // Layout checked the language code: printable US-ASCII.
+    let language = LanguageCodeStrings.string(UnsafeBufferPointer(rebasing: payload[1..<(1 + layout.languageLength)]))
+    return TextRecord(text: text, languageCode: language, encoding: layout.encoding)
   }
 
   /// Checks a Text payload as ``parse(_:offset:)`` does, without building strings (the decoder's check).
@@ -161,6 +171,7 @@ public struct TextRecord: Hashable, Sendable {
     /// The payload index of the text, after any byte-order mark.
     let textStart: Int
 
+    @inline(__always)
     init(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) {
       guard let status = payload.first else {
         throw NDEFError(

@@ -121,9 +121,30 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   }
 
   /// Parses a URI payload read where it lies (the decoder's parse: no slice of the input is made).
+  @inline(__always)
   static func parse(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> URIRecord {
-    let prefix = try check(payload, offset: offset)
-    return URIRecord(checkedPrefix: prefix, remainder: UnsafeBufferPointer(rebasing: payload[1...]))
+    let (prefix, isASCII) = try checkedField(payload, offset: offset)
+    return URIRecord(checkedPrefix: prefix, remainder: UnsafeBufferPointer(rebasing: payload[1...]), isASCII: isASCII)
+  }
+
+  /// Whether every byte is printable or a space in US-ASCII (0x20-0x7F), so that the field is well-formed UTF-8
+  /// without a control character; looked at eight bytes at a time.
+  @inline(__always)
+  private static func isASCIIWithoutControlCharacters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    let count = bytes.count
+    var index = 0
+    // A byte's high bit is set in `word` (0x80 and above) or in (word - 0x20) & ~word (below 0x20, when no byte
+    // is 0x80 or above, so that no borrow crosses into the next byte unnoticed).
+    while count - index >= 8 {
+      let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      guard (word | (word &- 0x2020_2020_2020_2020) & ~word) & 0x8080_8080_8080_8080 == 0 else { return false }
+      index += 8
+    }
+    while index < count {
+      guard (0x20..<0x80).contains(bytes[index]) else { return false }
+      index += 1
+    }
+    return true
   }
 
   /// The index of the first byte below 0x20, or `nil`: eight bytes at a time while there is none.
@@ -143,10 +164,26 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     return nil
   }
 
-  /// The value of a payload that has passed ``check(_:offset:)``: its prefix and the rest, valid UTF-8.
-  private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>) {
+  /// The value of a payload that has passed ``check(_:offset:)``: its prefix and the rest, valid UTF-8 (all
+  /// US-ASCII when `isASCII`); the string is made without checking the bytes again.
+  @inline(__always)
+  private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
     storedPrefix = prefix
-    whole = Self.joined(prefix, remainder)
+    guard !prefix.isReserved, prefix.code != 0 else {
+      whole = String(copying: UTF8Span(unchecked: remainder.span, isKnownASCII: isASCII))
+      return
+    }
+    // The prefix and the rest side by side in a temporary buffer (on the stack unless it is large), then one
+    // string of them: the prefixes are US-ASCII, so the whole is well-formed UTF-8 (US-ASCII with the rest).
+    whole = URIPrefix.utf8Strings[Int(prefix.code)].withUnsafeBufferPointer { head in
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + remainder.count) { buffer in
+        // Two copies of bytes (memcpy), not loops over elements.
+        let start = UnsafeMutableRawPointer(buffer.baseAddress!)
+        start.copyMemory(from: head.baseAddress!, byteCount: head.count)
+        if let rest = remainder.baseAddress { (start + head.count).copyMemory(from: rest, byteCount: remainder.count) }
+        return String(copying: UTF8Span(unchecked: UnsafeBufferPointer(buffer).span, isKnownASCII: isASCII))
+      }
+    }
   }
 
   /// Checks a URI payload as ``parse(_:offset:)`` does, without building the string; returns the prefix.
@@ -158,6 +195,18 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   /// Checks a URI payload read where it lies, without building the string; returns the prefix.
   @discardableResult
   static func check(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError) -> URIPrefix {
+    try checkedField(payload, offset: offset).prefix
+  }
+
+  /// Checks a URI payload read where it lies, as ``check(_:offset:)`` does; returns the prefix and whether the
+  /// URI field is all US-ASCII.
+  ///
+  /// A field of printable US-ASCII and spaces, the usual URI, passes one quick look; any other is checked byte
+  /// by byte, for well-formed UTF-8 first, then for control characters, which says which error comes first.
+  @inline(__always)
+  private static func checkedField(_ payload: UnsafeBufferPointer<UInt8>, offset: (Int) -> Int) throws(NDEFError)
+    -> (prefix: URIPrefix, isASCII: Bool)
+  {
     guard let code = payload.first else {
       throw NDEFError(
         .invalidURI, "the URI record payload is empty", offset: offset(0),
@@ -166,6 +215,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
     // Reserved codes are read as "no abbreviation" (URI RTD: RFU values are treated as 0x00).
     let prefix = URIPrefix(readingCode: code)
     let field = UnsafeBufferPointer(rebasing: payload[1...])
+    if isASCIIWithoutControlCharacters(field) { return (prefix, true) }
     let invalid = UnicodeValidation.firstInvalidUTF8(field)
     guard invalid == field.count else {
       throw NDEFError(
@@ -178,6 +228,6 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
         offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",
         context: ["field": "uri"])
     }
-    return prefix
+    return (prefix, UnicodeValidation.isASCII(field))
   }
 }

@@ -9,16 +9,6 @@ enum UnicodeValidation {
 
   static let utf8Expectation = "well-formed UTF-8"
 
-  /// Decodes well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF).
-  static func decodeUTF8(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
-    // US-ASCII is well-formed UTF-8, and the string needs no check of its own then.
-    if isASCII(buffer) { return .valid(String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true))) }
-    let invalid = firstInvalidUTF8(buffer)
-    guard invalid == buffer.count else { return .invalid(at: invalid, expected: utf8Expectation) }
-    // Checked just above: the standard library need not check it again.
-    return .valid(String(copying: UTF8Span(unchecked: buffer.span)))
-  }
-
   /// The string of bytes that are well-formed UTF-8 (checked by the caller), copied as they are (marked as
   /// US-ASCII when they are).
   static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
@@ -26,6 +16,7 @@ enum UnicodeValidation {
   }
 
   /// Whether every byte is below 0x80, looked at eight bytes at a time.
+  @inline(__always)
   static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     var index = 0
     while bytes.count - index >= 8 {
@@ -135,60 +126,72 @@ enum UnicodeValidation {
     return nil
   }
 
-  /// Decodes UTF-16 code units stored two bytes each in the given byte order, straight to the string's
-  /// UTF-8 (no array of code units on the way).
+  /// Decodes UTF-16 code units stored two bytes each in the given byte order to UTF-8 in a temporary buffer
+  /// (no array of code units on the way), then makes the string of it without checking it again: it is
+  /// well-formed by construction, the surrogates having been checked first.
   static func decodeUTF16(_ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool) -> Outcome {
     if let (index, expected) = firstInvalidUTF16(buffer, bigEndian: bigEndian) {
       return .invalid(at: index, expected: expected)
     }
     // A unit takes at most 3 bytes of UTF-8; a surrogate pair (2 units) takes 4.
-    let text =
-      String(unsafeUninitializedCapacity: buffer.count / 2 * 3) { utf8 in
-        var written = 0
-        var index = 0
-        // Four units at a time while they are all US-ASCII (high byte 0, low byte below 0x80).
-        let notASCII: UInt64 = bigEndian ? 0x80FF_80FF_80FF_80FF : 0xFF80_FF80_FF80_FF80
-        let shift: UInt64 = bigEndian ? 8 : 0
-        while buffer.count - index >= 8 {
-          let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
-          guard word & notASCII == 0 else { break }
-          utf8[written] = UInt8(truncatingIfNeeded: word >> shift)
-          utf8[written + 1] = UInt8(truncatingIfNeeded: word >> (16 + shift))
-          utf8[written + 2] = UInt8(truncatingIfNeeded: word >> (32 + shift))
-          utf8[written + 3] = UInt8(truncatingIfNeeded: word >> (48 + shift))
-          written += 4
-          index += 8
-        }
-        while index + 1 < buffer.count {
-          let first = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
-          index += 2
-          if first < 0x80 {
-            utf8[written] = UInt8(first)
-            written += 1
-          } else if first < 0x800 {
-            utf8[written] = UInt8(0xC0 | first >> 6)
-            utf8[written + 1] = UInt8(0x80 | first & 0x3F)
-            written += 2
-          } else if first & 0xFC00 == 0xD800 {
-            // Checked above: a low surrogate follows.
-            let second = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
-            index += 2
-            let scalar = 0x10000 + ((first - 0xD800) << 10 | (second - 0xDC00))
-            utf8[written] = UInt8(0xF0 | scalar >> 18)
-            utf8[written + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
-            utf8[written + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
-            utf8[written + 3] = UInt8(0x80 | scalar & 0x3F)
-            written += 4
-          } else {
-            utf8[written] = UInt8(0xE0 | first >> 12)
-            utf8[written + 1] = UInt8(0x80 | first >> 6 & 0x3F)
-            utf8[written + 2] = UInt8(0x80 | first & 0x3F)
-            written += 3
-          }
-        }
-        return written
-      }
+    let text = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: buffer.count / 2 * 3) { utf8 in
+      let written = transcodeUTF16(buffer, bigEndian: bigEndian, into: utf8)
+      // Each unit of US-ASCII is one byte of UTF-8, and every other unit more: one byte per unit means US-ASCII.
+      return String(
+        copying: UTF8Span(
+          unchecked: UnsafeBufferPointer(rebasing: utf8[..<written]).span, isKnownASCII: written == buffer.count / 2))
+    }
     return .valid(text)
+  }
+
+  /// Writes the UTF-8 of well-formed UTF-16 code units stored two bytes each in the given byte order into
+  /// `utf8`, which has room for 3 bytes per unit; returns the number of bytes written.
+  private static func transcodeUTF16(
+    _ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool, into utf8: UnsafeMutableBufferPointer<UInt8>
+  ) -> Int {
+    var written = 0
+    var index = 0
+    // Four units at a time while they are all US-ASCII (high byte 0, low byte below 0x80).
+    let notASCII: UInt64 = bigEndian ? 0x80FF_80FF_80FF_80FF : 0xFF80_FF80_FF80_FF80
+    let shift: UInt64 = bigEndian ? 8 : 0
+    while buffer.count - index >= 8 {
+      let word = UnsafeRawPointer(buffer.baseAddress! + index).loadUnaligned(as: UInt64.self)
+      guard word & notASCII == 0 else { break }
+      utf8[written] = UInt8(truncatingIfNeeded: word >> shift)
+      utf8[written + 1] = UInt8(truncatingIfNeeded: word >> (16 + shift))
+      utf8[written + 2] = UInt8(truncatingIfNeeded: word >> (32 + shift))
+      utf8[written + 3] = UInt8(truncatingIfNeeded: word >> (48 + shift))
+      written += 4
+      index += 8
+    }
+    while index + 1 < buffer.count {
+      let first = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
+      index += 2
+      if first < 0x80 {
+        utf8[written] = UInt8(first)
+        written += 1
+      } else if first < 0x800 {
+        utf8[written] = UInt8(0xC0 | first >> 6)
+        utf8[written + 1] = UInt8(0x80 | first & 0x3F)
+        written += 2
+      } else if first & 0xFC00 == 0xD800 {
+        // Checked above: a low surrogate follows.
+        let second = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
+        index += 2
+        let scalar = 0x10000 + ((first - 0xD800) << 10 | (second - 0xDC00))
+        utf8[written] = UInt8(0xF0 | scalar >> 18)
+        utf8[written + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+        utf8[written + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+        utf8[written + 3] = UInt8(0x80 | scalar & 0x3F)
+        written += 4
+      } else {
+        utf8[written] = UInt8(0xE0 | first >> 12)
+        utf8[written + 1] = UInt8(0x80 | first >> 6 & 0x3F)
+        utf8[written + 2] = UInt8(0x80 | first & 0x3F)
+        written += 3
+      }
+    }
+    return written
   }
 
   /// The UTF-16 code unit at byte `index` (which must have a byte after it).

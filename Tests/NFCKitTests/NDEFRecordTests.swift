@@ -122,4 +122,45 @@ import Testing
     #expect(
       try NDEFRecord.uri("tel:1").description == "NDEFRecord(tnf: nfcWellKnown, type: 55, id: , payload: 0531)")
   }
+
+  /// Long type names that tags often carry (handed out as strings made once), written out independently.
+  static let knownLongTypeNames = [
+    "application/json", "application/vnd.wfa.wsc", "application/vnd.wfa.p2p", "application/octet-stream",
+    "application/vnd.bluetooth.ep.oob", "application/vnd.bluetooth.le.oob",
+  ]
+
+  /// Each known name, each name with one byte changed (to a neighbour, to upper case, to a non-ASCII byte) at
+  /// every position, and names of every length from 0 to 40: the type accessors give the string of the type's
+  /// bytes exactly when they are US-ASCII, as `type.asciiString` reads them, whatever the format.
+  @Test func typeNamesReadAsTheirBytesWhetherKnownOrNot() throws {
+    var types: [[UInt8]] = Self.knownLongTypeNames.map { Array($0.utf8) }
+    for name in types {
+      for position in name.indices {
+        for change: (UInt8) -> UInt8 in [{ $0 &+ 1 }, { $0 &- 1 }, { $0 & 0xDF }, { $0 | 0x80 }] {
+          var changed = name
+          changed[position] = change(changed[position])
+          types.append(changed)
+        }
+      }
+      types += [name + [0x61], Array(name.dropLast()), Array(name.dropFirst())]
+    }
+    types += (0...40).map { length in (0..<length).map { UInt8(0x61 + $0 % 26) } }
+    for type in types {
+      let expected = type.allSatisfy { $0 < 0x80 } ? String(decoding: type, as: UTF8.self) : nil
+      for format in [TypeNameFormat.media, .absoluteURI, .nfcExternal, .nfcWellKnown] where !type.isEmpty {
+        let record = try decodedRecord(format: format, type: type)
+        #expect(record.type.asciiString == expected)
+        let read = [record.mediaType, record.absoluteURI, record.externalType, record.wellKnownTypeName]
+        #expect(read.compactMap { $0 } == (expected.map { [$0] } ?? []), "type \(type)")
+        #expect(read.compactMap { $0 }.allSatisfy { Array($0.utf8) == type }, "type \(type)")
+      }
+    }
+  }
+
+  /// A record of `format` and `type`, decoded from the wire (so that its fields are a view of the input).
+  private func decodedRecord(format: TypeNameFormat, type: [UInt8]) throws -> NDEFRecord {
+    let bytes = wireRecord(tnf: format.rawValue, type: type, payload: [1, 2])
+    return try NDEFDecoder(options: NDEFDecodingOptions(validatesWellKnownPayloads: false)).decode(bytes).records[0]
+  }
+
 }

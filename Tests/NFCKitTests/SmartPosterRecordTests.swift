@@ -112,6 +112,48 @@ import Testing
     #expect(thrownError { () throws(NDEFError) in try poster.record() }?.code == .invalidArgument)
   }
 
+  /// A Smart Poster after another record, with an ID and a 4-byte PAYLOAD_LENGTH, whole or in chunks of 1 to
+  /// 9 bytes: read from where its payload lies in the input (or from the joined chunks) to the value its record
+  /// gives, and a bad byte in a title reported at that byte's offset in the input.
+  @Test(arguments: [0, 1, 4, 9])
+  func readsANestedMessageFromWhereItsPayloadLies(chunkSize: Int) throws {
+    let payload = try NDEFMessage(Self.exampleValue.record()).records[0].payload
+    let first = wireRecord(tnf: 0x01, type: [0x54], payload: [0x02, 0x65, 0x6E, 0x61], me: false)
+    var bytes = first
+    var payloadOffsets: [Int] = []
+    if chunkSize == 0 {
+      bytes += wireRecord(
+        tnf: 0x01, type: Array("Sp".utf8), identifier: [1, 2, 3], payload: Array(payload), mb: false, short: false)
+      payloadOffsets = (0..<payload.count).map { bytes.count - payload.count + $0 }
+    } else {
+      let chunks = stride(from: 0, to: payload.count, by: chunkSize).map {
+        Array(payload[$0..<min($0 + chunkSize, payload.count)])
+      }
+      for (index, chunk) in chunks.enumerated() {
+        let last = index == chunks.count - 1
+        bytes +=
+          index == 0
+          ? wireRecord(
+            tnf: 0x01, type: Array("Sp".utf8), identifier: [1, 2, 3], payload: chunk, mb: false, me: false, cf: true)
+          : wireRecord(tnf: 0x06, payload: chunk, mb: false, me: last, cf: !last)
+        payloadOffsets += (0..<chunk.count).map { bytes.count - chunk.count + $0 }
+      }
+    }
+    let typed = try NDEFDecoder().decodeTyped(bytes)
+    #expect(typed.values.count == 2)
+    #expect(typed.values.last == .smartPoster(Self.exampleValue))
+    #expect(try SmartPosterRecord(typed.records[1]) == Self.exampleValue)
+
+    // The last byte ("d") of the first title's text: after the URI record (18 bytes), the title's header (4)
+    // and 17 bytes of its payload.
+    let index = payloadOffsets[18 + 4 + 17]
+    #expect(bytes[index] == UInt8(ascii: "d"))
+    bytes[index] = 0xFF
+    let error = thrownError { () throws(NDEFError) in try NDEFDecoder().decodeTyped(bytes) }
+    #expect(error?.code == .invalidUTF8 && error?.offset == index)
+    #expect(error == decodeError(bytes))
+  }
+
   @Test func decodingRejectsAMalformedTitleInsideASmartPoster() throws {
     var bytes = NDEFMessage(try Self.exampleValue.record()).encoded()
     // Corrupt the last text byte of the first title ("d" of "world") into an invalid UTF-8 lead byte.

@@ -1,4 +1,4 @@
-import NFCKit
+@testable import NFCKit
 import Testing
 
 @Suite struct TextRecordTests {
@@ -139,7 +139,103 @@ import Testing
             #expect(error?.code == .invalidUTF16, "units \(units)")
             #expect(error?.offset == textStart + 2 * position, "units \(units)")
           } else {
-            #expect(try TextRecord(record).text == String(decoding: units, as: UTF16.self), "units \(units)")
+            let text = try TextRecord(record).text
+            let expected = String(decoding: units, as: UTF16.self)
+            #expect(text == expected, "units \(units)")
+            // The string counts and walks as the standard library's does (US-ASCII only when it is).
+            #expect(text.count == expected.count, "units \(units)")
+            #expect(Array(text.unicodeScalars) == Array(expected.unicodeScalars), "units \(units)")
+            #expect(try NDEFDecoder().decodeTyped(NDEFMessage(record).encoded()).values == [.text(TextRecord(record))])
+          }
+        }
+      }
+    }
+  }
+
+  /// Reads the Text record of `payload` both ways the decoder does (`decodeTyped`, and `TextRecord` of the
+  /// decoded record), expecting the same value from both, or the same error from both and from `decode`.
+  private func readTwice(_ payload: [UInt8]) -> Result<TextRecord, NDEFError> {
+    let bytes = wireRecord(tnf: 0x01, type: [0x54], payload: payload)
+    let typed = Result { () throws(NDEFError) in try NDEFDecoder().decodeTyped(bytes) }
+    switch typed {
+    case .success(let message):
+      guard case .text(let value) = message.values.first else {
+        Issue.record("\(payload): no Text value")
+        return typed.map { _ in TextRecord(text: "") }
+      }
+      #expect((try? TextRecord(message.records[0])) == value)
+      #expect(decodeError(bytes) == nil)
+      return .success(value)
+    case .failure(let error):
+      #expect(decodeError(bytes) == error)
+      return .failure(error)
+    }
+  }
+
+  /// Language codes of every length from 0 to 63 (every code of two lower-case letters among them), in upper
+  /// case, with digits and hyphens, and with a byte that is not printable US-ASCII at each position: read as
+  /// the strings of their bytes, or refused at the offending byte.
+  @Test func readsLanguageCodesOfEveryLengthAsTheirBytes() throws {
+    let letters = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+    var codes: [[UInt8]] = letters.flatMap { first in letters.map { [first, $0] } }
+    for length in 0...63 {
+      let lower = (0..<length).map { letters[$0 % 26] }
+      codes += [lower, lower.map { $0 - 0x20 }, (0..<length).map { Array("de-CH1_".utf8)[$0 % 7] }]
+    }
+    codes += [[0x21, 0x7E], [0x60, 0x61], [0x61, 0x7B], [0x41, 0x5A], [0x40, 0x61], [0x61, 0x5B], [0x7A, 0x7A]]
+    for code in codes {
+      let read = readTwice([UInt8(code.count)] + code + Array("hi".utf8))
+      guard !code.isEmpty else {
+        #expect((try? read.get()) == nil)
+        continue
+      }
+      #expect((try? read.get())?.languageCode == String(decoding: code, as: UTF8.self), "code \(code)")
+      #expect((try? read.get())?.languageCode.utf8.elementsEqual(code) == true, "code \(code)")
+    }
+    for length in 1...63 {
+      for position in 0..<length {
+        for bad: UInt8 in [0x20, 0x7F, 0x80, 0xC3, 0xFF, 0x00] {
+          var code = (0..<length).map { letters[$0 % 26] }
+          code[position] = bad
+          guard case .failure(let error) = readTwice([UInt8(length)] + code + Array("hi".utf8)) else {
+            Issue.record("code \(code) read")
+            continue
+          }
+          // The payload starts after the 3-byte header and the type T, the code after the status byte.
+          #expect(error.code == .invalidTextRecord && error.offset == 5 + position, "code \(code)")
+        }
+      }
+    }
+  }
+
+  /// UTF-8 texts around the eight-byte steps of the US-ASCII look: a byte of interest (DEL, a lone
+  /// continuation byte, a cut-short or whole multi-byte sequence, a byte never in UTF-8) at every position of
+  /// texts of 0 to 19 bytes, read as the standard library reads them or refused at the first bad byte.
+  @Test func readsUTF8TextsAroundTheASCIILookAsTheStandardLibraryDoes() throws {
+    let filler = Array("abcdefghijklmnopqrstu".utf8)
+    let inserts: [[UInt8]] = [
+      [], [0x00], [0x7F], [0x80], [0xC3], [0xC3, 0xA9], [0xE6, 0x97, 0xA5], [0xF0, 0x9F, 0x8E, 0x89], [0xFF],
+      [0xC3, 0x28], [0xED, 0xA0, 0x80],
+    ]
+    for length in 0..<20 {
+      for position in 0...length {
+        for insert in inserts {
+          let body = Array(filler[0..<position]) + insert + Array(filler[position..<length])
+          let read = readTwice([0x02, 0x65, 0x6E] + body)
+          if let expected = String(validating: body, as: UTF8.self) {
+            let value = try read.get()
+            #expect(value.text == expected, "body \(body)")
+            #expect(value.text.count == expected.count, "body \(body)")
+            #expect(Array(value.text.unicodeScalars) == Array(expected.unicodeScalars), "body \(body)")
+            #expect(value.languageCode == "en" && value.encoding == .utf8)
+          } else {
+            let invalid = UnicodeValidation.firstInvalidUTF8(NDEFBytes(body))
+            guard case .failure(let error) = read else {
+              Issue.record("body \(body) read")
+              continue
+            }
+            // The text starts after the 3-byte header, the type T, the status byte and "en".
+            #expect(error.code == .invalidUTF8 && error.offset == 7 + invalid, "body \(body)")
           }
         }
       }

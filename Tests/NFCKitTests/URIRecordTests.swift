@@ -1,4 +1,4 @@
-import NFCKit
+@testable import NFCKit
 import Testing
 
 @Suite struct URIRecordTests {
@@ -92,6 +92,68 @@ import Testing
     let error = uriError("03 61 C3")
     #expect(error?.code == .invalidUTF8)
     #expect(error?.offset == 2)
+  }
+
+  /// URI fields around the eight-byte steps of the quick US-ASCII look: a byte of interest (a control
+  /// character, DEL, a lone continuation byte, a cut-short or whole multi-byte sequence) at every position of
+  /// fields of 0 to 19 bytes, and a control character before invalid UTF-8.
+  static var fieldsAroundTheASCIILook: [[UInt8]] {
+    let filler = Array("abcdefghijklmnopqrstu".utf8)
+    let inserts: [[UInt8]] = [
+      [], [0x00], [0x1F], [0x20], [0x7E], [0x7F], [0x80], [0xC3], [0xC3, 0xA9], [0xE6, 0x97, 0xA5],
+      [0xF0, 0x9F, 0x8E, 0x89], [0xFF], [0x1F, 0xC3], [0xC3, 0x28],
+    ]
+    var fields: [[UInt8]] = []
+    for length in 0..<20 {
+      for position in 0...length {
+        for insert in inserts {
+          fields.append(Array(filler[0..<position]) + insert + Array(filler[position..<length]))
+        }
+      }
+    }
+    return fields
+  }
+
+  /// What a URI field must give, worked out byte by byte: invalid UTF-8 first (at its first bad byte), then a
+  /// control character, otherwise the string of the field.
+  private static func expectedRead(of field: [UInt8]) -> (String?, failure: (NDEFError.Code, at: Int)?) {
+    let invalid = UnicodeValidation.firstInvalidUTF8(NDEFBytes(field))
+    guard invalid == field.count else { return (nil, (.invalidUTF8, invalid)) }
+    if let control = field.firstIndex(where: { $0 < 0x20 }) { return (nil, (.invalidURI, control)) }
+    return (String(validating: field, as: UTF8.self)!, nil)
+  }
+
+  @Test func theQuickUSASCIILookReadsFieldsAsTheByteByByteChecksDo() throws {
+    for prefix in [URIPrefix.none, URIPrefix(code: 0x04)!, URIPrefix(readingCode: 0x80)] {
+      for field in Self.fieldsAroundTheASCIILook {
+        let payload = [prefix.code] + field
+        let bytes = wireRecord(tnf: 0x01, type: [0x55], payload: payload)
+        let read = Result { () throws(NDEFError) in try NDEFDecoder().decodeTyped(bytes) }
+        switch Self.expectedRead(of: field) {
+        case (let rest?, _):
+          guard case .success(let typed) = read, case .uri(let value) = typed.values.first else {
+            Issue.record("field \(field) after \(prefix): \(read)")
+            continue
+          }
+          let uri = prefix.string + rest
+          #expect(value.uri == uri, "field \(field)")
+          // The string compares, counts and walks as one built from checked bytes.
+          #expect(value.uri.count == uri.count && Array(value.uri.unicodeScalars) == Array(uri.unicodeScalars))
+          #expect(Array(value.uri.utf8) == Array(prefix.string.utf8) + field)
+          #expect(value.prefix == prefix && value.remainder == rest)
+          #expect(value == (try URIRecord(typed.records[0])))
+          #expect(decodeError(bytes) == nil, "field \(field)")
+        case (nil, let failure):
+          guard case .failure(let error) = read, let failure else {
+            Issue.record("field \(field) after \(prefix): decoded, expected \(String(describing: failure))")
+            continue
+          }
+          // The payload starts after the 3-byte header and the type U, the field after the code.
+          #expect(error.code == failure.0 && error.offset == 5 + failure.at, "field \(field)")
+          #expect(error == decodeError(bytes), "field \(field)")
+        }
+      }
+    }
   }
 
   @Test func refusesToWriteAURIWithAControlCharacter() {
