@@ -228,6 +228,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
         offset: offset(1 + index), expected: "a URI without control characters (0x00-0x1F)",
         context: ["field": "uri"])
     }
-    return (prefix, UnicodeValidation.isASCII(field))
+    // Well-formed and without a control character, yet not all printable US-ASCII: some byte is 0x80 or above.
+    return (prefix, false)
   }
 }
