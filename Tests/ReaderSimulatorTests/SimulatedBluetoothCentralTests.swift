@@ -72,8 +72,10 @@ private let hour = Duration.seconds(3600)
     labelled.softwareVersion = "2.01.00.18"
     let w = World([labelled])
     let recorder = w.listen()
-    w.world.setBattery("CHB20-2", level: 0.42, isCharging: true)
+    w.world.setBattery("CHB20-2", level: 0.5, isCharging: true)
     w.world.setSoftwareVersion("CHB20-2", "2.02.00.01")
+    // The level alone, last, so that nothing else the reader's details follow changes with it.
+    w.world.setBattery("CHB20-2", level: 0.42)
     w.world.startScan()
     w.clock.advance(to: .seconds(3))
     let infos = recorder.all.compactMap { if case .advertisement(let ad) = $0 { ad.info } else { nil } }
