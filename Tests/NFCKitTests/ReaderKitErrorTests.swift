@@ -45,4 +45,31 @@ import Testing
     #expect(codec.description == "truncated at byte 3: short; expected a header (record=0)")
     #expect(ReaderError(.readerNotFound, "gone").description == "readerNotFound: gone")
   }
+
+  @Test func anNFCReaderErrorIsAValueEvenThoughCopiesShareTheirFields() {
+    let original = NFCReaderError(.readerErrorRadioDisabled, "off", context: ["reason": "radio"])
+    var changed = original
+    changed.context["operation"] = "readNDEF"
+    changed.message = "the radio is off"
+    #expect(original.context == ["reason": "radio"], "a change of a copy leaves the original as it was")
+    #expect(original.message == "off")
+    #expect(changed.context == ["reason": "radio", "operation": "readNDEF"])
+    #expect(changed.message == "the radio is off")
+    #expect(changed.code == .readerErrorRadioDisabled)
+
+    let twin = NFCReaderError(.readerErrorRadioDisabled, "off", context: ["reason": "radio"])
+    #expect(twin == original, "errors built apart with the same fields are equal")
+    #expect(twin.hashValue == original.hashValue)
+    var other = twin
+    other.code = .readerErrorInvalidParameter
+    #expect(other != original)
+    other = twin
+    other.ndefError = NDEFError(.truncated, "short", offset: 3, expected: "a header")
+    #expect(other != original)
+    #expect(other.ndefError?.offset == 3)
+    other = twin
+    other.cause = .statusWord(0x6A82)
+    #expect(other != original)
+    #expect(twin == original, "the copies changed above leave the one they were made from")
+  }
 }

@@ -103,27 +103,89 @@ public struct NFCReaderError: ReaderKitError, Hashable {
   }
 
   /// What went wrong.
-  public var code: Code
+  public var code: Code {
+    get { storage.code }
+    set { uniqueStorage().code = newValue }
+  }
   /// A sentence for people.
-  public var message: String
+  public var message: String {
+    get { storage.message }
+    set { uniqueStorage().message = newValue }
+  }
   /// Machine-readable details, e.g. `["reason": "malformedMessage", "offset": "2"]`. A duration
   /// (`timeout`) is a plain number of seconds: `["timeout": "0.5"]`.
-  public var context: [String: String]
+  public var context: [String: String] {
+    get { storage.context }
+    set { uniqueStorage().context = newValue }
+  }
   /// Why a message on the tag could not be decoded, with the byte offset of the problem.
-  public var ndefError: NDEFError?
+  public var ndefError: NDEFError? {
+    get { storage.ndefError }
+    set { uniqueStorage().ndefError = newValue }
+  }
   /// The underlying fault, when one is known: a tag's status word, a PC/SC error code.
-  public var cause: ErrorCause?
+  public var cause: ErrorCause? {
+    get { storage.cause }
+    set { uniqueStorage().cause = newValue }
+  }
+
+  /// The fields, in one block that copies share until one of them changes: an error is one reference
+  /// to move, copy and keep (a session's machine keeps the one it ended with, every delegate call
+  /// carries one), and an error built once, like the app's own invalidation, is handed out without
+  /// being copied field by field.
+  private var storage: Storage
 
   /// Creates an error.
   public init(
     _ code: Code, _ message: String, context: [String: String] = [:], ndefError: NDEFError? = nil,
     cause: ErrorCause? = nil
   ) {
-    self.code = code
-    self.message = message
-    self.context = context
-    self.ndefError = ndefError
-    self.cause = cause
+    storage = Storage(code: code, message: message, context: context, ndefError: ndefError, cause: cause)
+  }
+
+  /// The storage, copied first if another error shares it.
+  private mutating func uniqueStorage() -> Storage {
+    if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    return storage
+  }
+
+  public static func == (lhs: NFCReaderError, rhs: NFCReaderError) -> Bool {
+    lhs.storage === rhs.storage || lhs.storage.fieldsEqual(rhs.storage)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(storage.code)
+    hasher.combine(storage.message)
+    hasher.combine(storage.context)
+    hasher.combine(storage.ndefError)
+    hasher.combine(storage.cause)
+  }
+
+  /// Changed only through `uniqueStorage()`, when no other error holds it, which is what makes it
+  /// `@unchecked Sendable`: a storage two errors share is never written.
+  private final class Storage: @unchecked Sendable {
+    var code: Code
+    var message: String
+    var context: [String: String]
+    var ndefError: NDEFError?
+    var cause: ErrorCause?
+
+    init(code: Code, message: String, context: [String: String], ndefError: NDEFError?, cause: ErrorCause?) {
+      self.code = code
+      self.message = message
+      self.context = context
+      self.ndefError = ndefError
+      self.cause = cause
+    }
+
+    func copy() -> Storage {
+      Storage(code: code, message: message, context: context, ndefError: ndefError, cause: cause)
+    }
+
+    func fieldsEqual(_ other: Storage) -> Bool {
+      code == other.code && message == other.message && context == other.context && ndefError == other.ndefError
+        && cause == other.cause
+    }
   }
 
   /// The raw value of the code (Core NFC's `errorCode`).

@@ -105,13 +105,13 @@ struct NFCSessionStateMachine {
     /// Delegate: `didDetect tags` (new handles).
     case didDetectTags([TagRef])
     /// Delegate: a tag gave no message (read-only sessions).
-    indirect case didFailToReadNDEF(NFCReaderError)
+    case didFailToReadNDEF(NFCReaderError)
     /// These handles are no longer available (`isAvailable` turns false).
     case tagsUnavailable([TagRef])
     /// Completes an app operation.
     indirect case complete(OperationID, Outcome)
     /// Delegate: `didInvalidateWithError`; the last delivery of the session.
-    indirect case didInvalidate(NFCReaderError)
+    case didInvalidate(NFCReaderError)
   }
 
   /// A command sent to the radio and not yet answered.
@@ -134,17 +134,19 @@ struct NFCSessionStateMachine {
     var pending: [NFCRadioRequestID: Pending] = [:]
   }
 
-  /// The phases of a session. Every payload is boxed, so the machine of a session waiting in line (the
-  /// system keeps one per session begun) costs a word for its state.
-  private indirect enum State {
+  /// The phases of a session. Every payload is one reference (the active session's boxed, the error's
+  /// storage shared), so the machine of a session waiting in line (the system keeps one per session
+  /// begun) costs a word for its state, and a session that starts or ends allocates nothing for it.
+  private enum State {
     /// Created; `begin()` not called.
     case idle
     /// Begun; in the system's hands (waiting in line, or about to get the radio).
     case waiting
-    /// Holds the radio; polling requested for the round.
-    case starting(round: NFCRadioRequestID)
+    /// Holds the radio; polling requested for the round `lastRequest` (nothing else is sent before
+    /// polling starts, so the round needs no box of its own).
+    case starting
     /// Polling: ready, detecting tags.
-    case active(Active)
+    indirect case active(Active)
     /// Over, for this reason; every later input is absorbed.
     case invalidated(NFCReaderError)
     /// Transient: the active value is out being changed, so its collections are not copied.
@@ -304,7 +306,7 @@ struct NFCSessionStateMachine {
     switch state {
     case .waiting:
       let round = nextRequest()
-      state = .starting(round: round)
+      state = .starting
       out.append(.startPolling(round))
     case .invalidated:
       out.append(.release)  // Gone already: the radio goes back at once.
@@ -333,7 +335,7 @@ struct NFCSessionStateMachine {
 
   /// `pollingStarted(_:)`, its actions appended to `out`.
   mutating func pollingStarted(_ round: NFCRadioRequestID, into out: inout [Action]) {
-    guard case .starting(let current) = state, current == round else { return }
+    guard case .starting = state, lastRequest == round else { return }
     state = .active(Active(round: round))
     out.append(.presentSheet(alertMessage: alertMessage))
     out.append(.didBecomeActive)
@@ -341,7 +343,7 @@ struct NFCSessionStateMachine {
 
   mutating func pollingFailed(_ round: NFCRadioRequestID, _ failure: NFCRadioFailure) -> [Action] {
     switch state {
-    case .starting(let current) where current == round:
+    case .starting where lastRequest == round:
       return end(Self.error(for: failure, operation: "startPolling"))
     case .active(let active) where active.round == round:
       return end(Self.error(for: failure, operation: "polling"))
@@ -352,7 +354,7 @@ struct NFCSessionStateMachine {
 
   mutating func tagsDetected(_ round: NFCRadioRequestID, _ tags: [NFCRadioTagID]) -> [Action] {
     var actions: [Action] = []
-    if case .starting(let current) = state, current == round {
+    if case .starting = state, lastRequest == round {
       actions = pollingStarted(round)  // A radio may report a tag with the start of polling.
     }
     guard case .active(var active) = state, active.round == round else { return actions }
@@ -406,7 +408,7 @@ struct NFCSessionStateMachine {
 
   mutating func userCanceled(_ round: NFCRadioRequestID) -> [Action] {
     switch state {
-    case .starting(let current) where current == round: break
+    case .starting where lastRequest == round: break
     case .active(let active) where active.round == round: break
     default: return []
     }
@@ -472,9 +474,9 @@ struct NFCSessionStateMachine {
       state = .invalidated(error)
       out.append(.didInvalidate(error))
       out.append(.release)
-    case .starting(let round):
+    case .starting:
       state = .invalidated(error)
-      out.append(.stopPolling(round))
+      out.append(.stopPolling(lastRequest))
       out.append(.didInvalidate(error))
       out.append(.release)
     case .active(let active):
@@ -507,6 +509,9 @@ struct NFCSessionStateMachine {
       return .complete(op, .failed(error))
     }
   }
+
+  /// The last request the session made (its polling round while it is `starting`).
+  private var lastRequest: NFCRadioRequestID { NFCRadioRequestID(session: id, sequence: sequence) }
 
   private mutating func nextRequest() -> NFCRadioRequestID {
     sequence += 1

@@ -30,7 +30,7 @@ struct NFCSessionLineStateMachine {
     /// Hands the radio to the session.
     case activate(SessionID)
     /// Ends the session for `error`; the session reports `released` once it has let go.
-    indirect case end(SessionID, NFCReaderError)
+    case end(SessionID, NFCReaderError)
   }
 
   /// Who holds the radio.
