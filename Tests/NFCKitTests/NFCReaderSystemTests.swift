@@ -205,6 +205,19 @@ import Testing
     #expect(log.filter { $0 == "second \(three)" }.count == 2, "\(log)")
     #expect(log.count == 4, "nothing of session \(two) or of the last one: \(log)")
   }
+
+  @Test func theSimulatedRadioKeepsTheLatestEntriesOfEachLogOldestFirst() {
+    let radio = SimulatedNFCRadio(clock: VirtualClock(), seed: 1, logCapacity: 3)
+    for index in 1...5 {
+      radio.presentSheet(alertMessage: "sheet \(index)")
+      radio.setRadio(on: index % 2 == 0)
+    }
+    #expect(
+      radio.sheetLog.map(\.kind) == [
+        .presented(alertMessage: "sheet 3"), .presented(alertMessage: "sheet 4"), .presented(alertMessage: "sheet 5"),
+      ])
+    #expect(radio.worldEvents.map(\.kind) == ["radioOff", "radioOn", "radioOff"], "five changes, the last three kept")
+  }
 }
 
 extension NFCReaderSystemTests {

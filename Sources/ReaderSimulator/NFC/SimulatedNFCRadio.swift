@@ -113,8 +113,8 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
     var inFlight: [NFCRadioRequestID: (tag: NFCRadioTagID, work: ScheduledWork)] = [:]
     var interruptNextCommand = false
     var sheetText: String?
-    var sheetLog: [SheetEntry] = []
-    var log: [WorldEvent] = []
+    var sheetLog: RecentLog<SheetEntry>
+    var log: RecentLog<WorldEvent>
   }
 
   /// The clock the world runs on; the reader system must use the same one.
@@ -128,15 +128,23 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   ///   - policy: the system's rules; by default Core NFC's 60-second limit and a FIFO queue.
   ///   - isReadingAvailable: `false` for a device without NFC.
   ///   - timing: how long the hardware takes.
+  ///   - logCapacity: how many of the latest entries `sheetLog` and `worldEvents` each keep (at least
+  ///     one); older ones are dropped, so a world that runs for days holds a bounded log.
   public init(
     clock: VirtualClock, seed: UInt64,
     policy: NFCSystemPolicy = NFCSystemPolicy(sessionTimeout: SimulatedNFCRadio.documentedSessionTimeout),
-    isReadingAvailable: Bool = true, timing: Timing = Timing()
+    isReadingAvailable: Bool = true, timing: Timing = Timing(), logCapacity: Int = SimulatedNFCRadio.defaultLogCapacity
   ) {
     self.clock = clock
     self.isReadingAvailable = isReadingAvailable
-    world = Locked(World(policy: policy, timing: timing, random: SeededRandom(seed: seed)))
+    world = Locked(
+      World(
+        policy: policy, timing: timing, random: SeededRandom(seed: seed),
+        sheetLog: RecentLog(capacity: logCapacity), log: RecentLog(capacity: logCapacity)))
   }
+
+  /// How many of the latest entries each log keeps unless told otherwise.
+  public static let defaultLogCapacity = 10_000
 
   // MARK: Ground truth
 
@@ -160,11 +168,11 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
   /// The sheet's message while it shows; `nil` when no sheet is up.
   public var sheetText: String? { world.withLock { $0.sheetText } }
 
-  /// Every change of the sheet so far.
-  public var sheetLog: [SheetEntry] { world.withLock { $0.sheetLog } }
+  /// The changes of the sheet so far, oldest first: the latest `logCapacity` of them.
+  public var sheetLog: [SheetEntry] { world.withLock { $0.sheetLog.entries } }
 
-  /// Everything that happened so far.
-  public var worldEvents: [WorldEvent] { world.withLock { $0.log } }
+  /// What happened so far, oldest first: the latest `logCapacity` events.
+  public var worldEvents: [WorldEvent] { world.withLock { $0.log.entries } }
 
   /// The names of the tags in the field, in the order they arrived.
   public var tagsInField: [String] {
@@ -291,7 +299,7 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
       }
       world.round = round
       world.pendingStart = self.clock.schedule(after: world.timing.pollingStart) { [self] in
-        mutateOnce { world in
+        fire { world in
           guard world.round == round, !world.polling else { return nil }
           world.pendingStart = nil
           world.polling = true
@@ -397,6 +405,18 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
     // Moved out of the optional rather than bound to a copy of it: the closure then holds the only one.
     guard let handler, let event = event.take() else { return }
     clock.execute { handler(event) }
+  }
+
+  /// `mutateOnce` for a change made by the radio's own scheduled work: the event is delivered from that
+  /// work item (no caller of the radio is on the stack), rather than queued behind it as a second one.
+  private func fire(_ body: (inout World) -> NFCRadioEvent?) {
+    var handler: (@Sendable (NFCRadioEvent) -> Void)?
+    let event = world.withLock { world in
+      handler = world.handler
+      return body(&world)
+    }
+    guard let handler, let event else { return }
+    handler(event)
   }
 
   private func record(_ tag: String?, _ kind: String, in world: inout World) {
