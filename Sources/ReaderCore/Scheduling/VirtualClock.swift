@@ -105,18 +105,12 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
 
   /// Runs everything due up to `deadline`, in order, then sets `now` to `deadline` (if later).
   public func advance(to deadline: Duration) {
-    drive {
-      runDue(by: deadline)
-      state.withLock { state in
-        state.now = max(state.now, deadline)
-        driverNow = state.now
-      }
-    }
+    drive(by: deadline, movingTime: true)
   }
 
   /// Runs the work that is due now (including work that work submits for now), without moving time.
   public func runUntilIdle() {
-    advance(to: elapsed)
+    drive(by: nil, movingTime: false)
   }
 
   /// Jumps from deadline to deadline, running everything, until no work is left or `limit` is
@@ -124,18 +118,41 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   @discardableResult
   public func runUntilQuiet(limit: Duration) -> Bool {
     // Time stops at the last work run, not at the limit.
-    drive { runDue(by: limit) }
+    drive(by: limit, movingTime: false)
     return pendingWorkCount == 0
   }
 
-  /// Runs, one at a time and in order, the work due by `limit`, with `now` set to each item's deadline;
-  /// one lock per item, around taking it from the queue.
-  private func runDue(by limit: Duration) {
-    while let due = state.withLock({ state -> Due? in
-      guard let item = state.queue.pop(dueBy: limit) else { return nil }
-      if item.deadline.attoseconds > state.now.attoseconds { state.now = item.deadline }
+  /// Runs, as the one driver of the clock and marked as running its work on this thread, the work due
+  /// by `limit` (`nil`: by `now` as the drive starts), one at a time and in order, with `now` set to
+  /// each item's deadline; then, if `movingTime`, sets `now` to `limit` (if later).
+  ///
+  /// One lock to start, one per item around taking it from the queue, and the one that finds nothing
+  /// more due also ends the drive: a run of a few items (a session's steps) takes few locks.
+  private func drive(by limit: Duration?, movingTime: Bool) {
+    let thread = Self.currentThread
+    let start = state.withLock { state -> Duration? in
+      guard !state.driving else { return nil }
+      state.driving = true
       driverNow = state.now
-      return Due(work: item.work)
+      return state.now
+    }
+    guard let start else { preconditionFailure("VirtualClock is driven from two places at once") }
+    let limit = limit ?? start
+    // Set and cleared by the driver alone: a thread reading its own id here is the driver.
+    runner.store(thread, ordering: .relaxed)
+    while let due = state.withLock({ state -> Due? in
+      if let item = state.queue.pop(dueBy: limit) {
+        if item.deadline.attoseconds > state.now.attoseconds { state.now = item.deadline }
+        driverNow = state.now
+        return Due(work: item.work)
+      }
+      if movingTime, limit.attoseconds > state.now.attoseconds {
+        state.now = limit
+        driverNow = limit
+      }
+      runner.store(0, ordering: .relaxed)
+      state.driving = false
+      return nil
     }) {
       due.work()
     }
@@ -177,20 +194,6 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     }
   }
 
-  /// Runs `body` as the one driver of the clock, marked as running the clock's work on this thread.
-  private func drive(_ body: () -> Void) {
-    let thread = Self.currentThread
-    let reentrant = state.withLock { state -> Bool in
-      defer { state.driving = true }
-      return state.driving
-    }
-    precondition(!reentrant, "VirtualClock is driven from two places at once")
-    // Set and cleared by the driver alone: a thread reading its own id here is the driver.
-    runner.store(thread, ordering: .relaxed)
-    body()
-    runner.store(0, ordering: .relaxed)
-    state.withLock { $0.driving = false }
-  }
 }
 
 /// One sleeping task: resumed exactly once, by its timer or by cancellation, whichever comes first.
