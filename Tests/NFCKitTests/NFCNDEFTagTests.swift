@@ -50,6 +50,20 @@ import Testing
     return result.last
   }
 
+  @Test func sessionsMadeWithDelegatesOfAlternatingClassesEachKnowTheirKindFromTheStart() {
+    let h = NFCHarness()
+    let tags = TagDelegate()
+    let reads = ReadDelegate()
+    // The kind of the last delegate class asked about is kept: each change of class must be seen.
+    for (index, tagDelegate) in [true, true, false, false, true, false, true].enumerated() {
+      let session =
+        tagDelegate
+        ? NFCNDEFReaderSession(delegate: tags, invalidateAfterFirstRead: false, system: h.system)
+        : NFCNDEFReaderSession(delegate: reads, invalidateAfterFirstRead: false, system: h.system)
+      #expect(session.detectsTags == tagDelegate, "session \(index)")
+    }
+  }
+
   @Test func aTagDelegateMakesAReadWriteSessionThatReportsTagsAndNoMessages() {
     let h = NFCHarness()
     let (session, delegate) = Self.session(h, presenting: [SimulatedNFCTag(name: "t", message: NFCHarness.hello)])

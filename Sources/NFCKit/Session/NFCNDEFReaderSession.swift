@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 internal import ReaderCore
 
 /// A session that reads NDEF tags: Core NFC's `NFCNDEFReaderSession`, on an `NFCReaderSystem`.
@@ -77,10 +78,25 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   ) {
     self.init(
       delegate: delegate, queue: queue,
-      mode: delegate is any NFCNDEFReaderSessionTagDelegate
+      mode: Self.adoptsTagDelegate(delegate)
         ? .readWrite : .undecided(invalidateAfterFirstRead: invalidateAfterFirstRead),
       invalidateAfterFirstRead: invalidateAfterFirstRead, system: system)
   }
+
+  /// Whether `delegate`'s class adopts ``NFCNDEFReaderSessionTagDelegate``. The answer for the last class
+  /// asked about is kept, in one word with the class's metadata address (aligned, so its low bit is
+  /// free for the answer): an app makes its sessions with delegates of one class, and asking the
+  /// runtime costs a search of its conformance cache per session.
+  static func adoptsTagDelegate(_ delegate: any NFCNDEFReaderSessionDelegate) -> Bool {
+    let type = UInt(bitPattern: ObjectIdentifier(type(of: delegate)))
+    let last = lastDelegateClass.load(ordering: .relaxed)
+    if last & ~1 == type { return last & 1 == 1 }
+    let adopts = delegate is any NFCNDEFReaderSessionTagDelegate
+    lastDelegateClass.store(type | (adopts ? 1 : 0), ordering: .relaxed)
+    return adopts
+  }
+
+  private static let lastDelegateClass = Atomic<UInt>(0)
 
   /// Creates a session without a delegate, for the async form: follow it with `events()`, which
   /// carries the same events (`didDetectTags` when `detectsTags`, `didDetectNDEFs` otherwise).

@@ -91,10 +91,13 @@ public final class NFCReaderSystem: Sendable {
   public var readingAvailable: Bool { engine.radio.isReadingAvailable }
 
   /// The identifier of the session holding the radio (starting or polling), if any.
-  public var runningSession: UInt64? { engine.snapshot.withLock { $0.running } }
+  public var runningSession: UInt64? {
+    let running = engine.runningSnapshot.load(ordering: .acquiring)
+    return running == 0 ? nil : running
+  }
 
   /// How many sessions wait in line.
-  public var waitingSessionCount: Int { engine.snapshot.withLock { $0.waiting } }
+  public var waitingSessionCount: Int { engine.waitingSnapshot.load(ordering: .acquiring) }
 
   /// Calls `observer` with every event of every session, on the scheduler, synchronously and in order
   /// — before the delegate call it mirrors. For logs that must be deterministic; returns a token for

@@ -9,15 +9,13 @@ import Synchronization
 /// Confinement: every method runs on `scheduler` (the public types submit their calls there), one at a
 /// time, which is what makes it `@unchecked Sendable`.
 final class NFCSystemEngine: @unchecked Sendable {
-  /// What other threads may read without hopping onto the scheduler.
-  struct Snapshot: Sendable, Equatable {
-    var running: UInt64?
-    var waiting = 0
-  }
-
   let radio: any NFCRadio
   let scheduler: any Scheduler
-  let snapshot = Locked(Snapshot())
+  /// What other threads may read without hopping onto the scheduler, each on its own (atomics rather
+  /// than a lock: the line changes at nearly every input, and each read is of one value): the running
+  /// session's identifier (0: none; identifiers start at 1) and how many wait.
+  let runningSnapshot = Atomic<UInt64>(0)
+  let waitingSnapshot = Atomic<Int>(0)
   let observers = ObserverRegistry<NFCReaderEvent>()
   /// The tokens of the system's observers still registered: no event is built for nobody.
   private let observerTokens = Locked<Set<UInt64>>([])
@@ -31,8 +29,6 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// Sessions begun and not yet ended, kept alive as Core NFC keeps running sessions alive.
   @exclusivity(unchecked) private var live = SessionTable<NFCNDEFReaderSession>()
   @exclusivity(unchecked) private var timers = SessionTable<ScheduledWork>()
-  /// The snapshot as last published.
-  @exclusivity(unchecked) private var published = Snapshot()
   /// An empty array of actions with room, handed to the machine for the next input.
   @exclusivity(unchecked) private var spareActions: [NFCSystemStateMachine.Action] = []
 
@@ -115,11 +111,8 @@ final class NFCSystemEngine: @unchecked Sendable {
     perform(actions, caller: caller)
     actions.empty()
     spareActions = actions
-    let now = Snapshot(running: machine.running, waiting: machine.waitingCount)
-    if now != published {
-      published = now
-      snapshot.withLock { $0 = now }
-    }
+    runningSnapshot.store(machine.running ?? 0, ordering: .releasing)
+    waitingSnapshot.store(machine.waitingCount, ordering: .releasing)
   }
 
   private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
