@@ -397,6 +397,21 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
 
   /// `mutate` for a change that reports at most one event, which then needs no array.
   private func mutateOnce(_ body: (inout World) -> NFCRadioEvent?) {
+    mutateOnce(body) { [clock] handler, event in clock.execute { handler(event) } }
+  }
+
+  /// `mutateOnce` for a change made by the radio's own scheduled work: the event is delivered from that
+  /// work item (no caller of the radio is on the stack), rather than queued behind it as a second one.
+  private func fire(_ body: (inout World) -> NFCRadioEvent?) {
+    mutateOnce(body) { handler, event in handler(event) }
+  }
+
+  /// Makes the change under the lock, then hands the event it reports, if any, to `deliver` with the
+  /// handler, out of the lock.
+  private func mutateOnce(
+    _ body: (inout World) -> NFCRadioEvent?,
+    deliver: (@escaping @Sendable (NFCRadioEvent) -> Void, consuming NFCRadioEvent) -> Void
+  ) {
     var handler: (@Sendable (NFCRadioEvent) -> Void)?
     var event = world.withLock { world in
       handler = world.handler
@@ -404,19 +419,7 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
     }
     // Moved out of the optional rather than bound to a copy of it: the closure then holds the only one.
     guard let handler, let event = event.take() else { return }
-    clock.execute { handler(event) }
-  }
-
-  /// `mutateOnce` for a change made by the radio's own scheduled work: the event is delivered from that
-  /// work item (no caller of the radio is on the stack), rather than queued behind it as a second one.
-  private func fire(_ body: (inout World) -> NFCRadioEvent?) {
-    var handler: (@Sendable (NFCRadioEvent) -> Void)?
-    let event = world.withLock { world in
-      handler = world.handler
-      return body(&world)
-    }
-    guard let handler, let event else { return }
-    handler(event)
+    deliver(handler, event)
   }
 
   private func record(_ tag: String?, _ kind: String, in world: inout World) {
