@@ -427,4 +427,17 @@ import Testing
     #expect(h.radio.sheetText == "Second in line")
     #expect(h.radio.sheetLog.last?.kind == .presented(alertMessage: "Second in line"))
   }
+
+  @Test func aSessionWhoseEventStreamNeverEndsIsFreedOnceTheAppDropsIt() {
+    let h = NFCHarness()
+    weak var dropped: NFCNDEFReaderSession?
+    var stream: AsyncStream<NFCReaderEvent>?
+    do {
+      let session = NFCNDEFReaderSession(invalidateAfterFirstRead: true, system: h.system)
+      stream = session.events()  // Never begun: the stream never finishes.
+      dropped = session
+    }
+    #expect(dropped == nil, "the stream the app still holds does not keep the session alive")
+    #expect(stream != nil)
+  }
 }

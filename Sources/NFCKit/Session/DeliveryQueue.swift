@@ -17,7 +17,7 @@ import Synchronization
 /// would wake a worker thread when the queue is freed). Such a queue goes back to a small pool when its
 /// session is freed, and the next session that delivers takes it: it carries no queue-specific value and
 /// has run nothing but deliveries, all finished, so nobody can tell it was used before, and a run of
-/// sessions one after another makes no queue each. It is held inline by the session's core, with
+/// sessions one after another makes no queue each. It is held inline by the session, with
 /// atomics instead of a lock, so a session costs no object and no lock for it.
 struct DeliveryQueue: ~Copyable, Sendable {
   private static let key = DispatchSpecificKey<UInt64>()

@@ -38,7 +38,12 @@ internal import ReaderCore
 /// session.alertMessage = "Hold your iPhone near the tag."
 /// session.begin()
 /// ```
-public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvertible {
+///
+/// Confinement (what makes it `@unchecked Sendable`): `completions` and `tags` are touched only on the
+/// system's scheduler, by the engine, one work item at a time; the shared state (the phase, the alert
+/// message, the observers) only under the system's lock for this session (`withShared`); the rest is
+/// immutable or atomic, and the delegate is set once, before the session is shared.
+public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomStringConvertible {
   /// The app-visible phase, readable from any thread.
   enum Phase: Equatable {
     case created
@@ -53,7 +58,34 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public let invalidateAfterFirstRead: Bool
   /// The system the session runs on.
   public let system: NFCReaderSystem
-  let core: SessionCore
+  /// The system's engine, which every call of the session goes to.
+  let engine: NFCSystemEngine
+  /// Where delegate calls and completion handlers run.
+  let delivery: DeliveryQueue
+  /// The delegate (held weakly, as Core NFC holds it). It is called only on the session's queue, which
+  /// is why it need not be `Sendable`.
+  public private(set) weak var delegate: (any NFCNDEFReaderSessionDelegate)?
+
+  // The engine's, on the scheduler only, one work item at a time, which is what excludes other
+  // accesses: the runtime's check of exclusive access is left out.
+  /// The completions of the app's tag operations not yet answered.
+  @exclusivity(unchecked) var completions: [NFCSessionStateMachine.OperationID: Completion] = [:]
+  /// The tag handles given out and still available.
+  @exclusivity(unchecked) var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
+
+  /// The last operation's number.
+  let operations = Atomic<UInt64>(0)
+  /// Guarded by the system's lock for this session (`withShared`), which is what excludes other
+  /// accesses: the runtime's check of exclusive access is left out.
+  @exclusivity(unchecked) var sharedState = Shared()
+  /// The mode as last settled (`Self.code(of:)`), for `detectsTags` on any thread.
+  let settledMode: Atomic<UInt8>
+  /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
+  let tagMethodMissing = Atomic<Bool>(false)
+  /// What the session was created as (read-only, read-write, or not known until the first tags).
+  /// Stored last, beside the other one-byte fields, so padding does not put every session in the next
+  /// allocation size.
+  let initialMode: NFCSessionStateMachine.Mode
 
   /// Creates a session on the per-process system (`NFCReaderSystem.shared`).
   /// - Parameters:
@@ -115,14 +147,14 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
     delegate: (any NFCNDEFReaderSessionDelegate)?, queue: DispatchQueue?, mode: NFCSessionStateMachine.Mode,
     invalidateAfterFirstRead: Bool, system: NFCReaderSystem
   ) {
-    let id = system.nextSessionID()
-    identifier = id
+    identifier = system.nextSessionID()
     self.invalidateAfterFirstRead = invalidateAfterFirstRead
     self.system = system
-    core = SessionCore(
-      id: id, engine: system.engine, delivery: DeliveryQueue(queue),
-      mode: mode)
-    core.delegate = delegate
+    engine = system.engine
+    delivery = DeliveryQueue(queue)
+    self.delegate = delegate
+    initialMode = mode
+    settledMode = Atomic(Self.code(of: mode))
   }
 
   /// Whether this device can read NDEF tags at all, on the per-process system. Check it before
@@ -131,27 +163,24 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// `readerErrorRadioDisabled`).
   public class var readingAvailable: Bool { NFCReaderSystem.shared.readingAvailable }
 
-  /// The delegate (held weakly).
-  public var delegate: (any NFCNDEFReaderSessionDelegate)? { core.delegate }
-
   /// The queue delegate calls and completion handlers run on.
-  public var sessionQueue: DispatchQueue { core.delivery.queue }
+  public var sessionQueue: DispatchQueue { delivery.queue }
 
   /// Whether the session polls: from `didBecomeActive` until it ends (or `invalidate()` is called).
-  public var isReady: Bool { core.withShared { $0.phase == .ready } }
+  public var isReady: Bool { withShared { $0.phase == .ready } }
 
   /// Whether the session reports tags to the app (a read-write session) rather than messages. For a
   /// delegate that does not adopt ``NFCNDEFReaderSessionTagDelegate`` it is known at the first
   /// detection (whether the delegate's class implements `readerSession(_:didDetect:)`); false until then.
-  public var detectsTags: Bool { core.mode == .readWrite }
+  public var detectsTags: Bool { mode == .readWrite }
 
   /// The text on the system's scan sheet. Set it before `begin()`, or at any time while the session
   /// runs: the sheet shows the change at once.
   public var alertMessage: String {
-    get { core.withShared { $0.alertMessage } }
+    get { withShared { $0.alertMessage } }
     set {
       // Submitted under the lock, so concurrent sets reach the sheet in the order they were stored.
-      core.withShared { front in
+      withShared { front in
         front.alertMessage = newValue
         run { [self] in engine.setAlertMessage(newValue, of: self) }
       }
@@ -167,7 +196,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func begin() -> NFCReaderError? {
     // Submitted under the lock with the alert message as it stands, so an `alertMessage` set on another
     // thread reaches the session either with `begin()` or after it, never before it and lost.
-    let phase = core.withShared { front -> Phase in
+    let phase = withShared { front -> Phase in
       let phase = front.phase
       if phase == .created {
         front.phase = .begun
@@ -237,7 +266,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   public func events() -> AsyncStream<NFCReaderEvent> {
     let (stream, continuation) = AsyncStream.makeStream(of: NFCReaderEvent.self)
     guard
-      let token = core.addObserver({ event in
+      let token = addObserver({ event in
         continuation.yield(event)
         if case .didInvalidate = event.kind { continuation.finish() }
       })
@@ -245,7 +274,8 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
       continuation.finish()
       return stream
     }
-    continuation.onTermination = { [core] _ in core.removeObserver(token) }
+    // Weakly: a stream that never ends (a session never begun) must not keep the session alive.
+    continuation.onTermination = { [weak self] _ in self?.removeObserver(token) }
     return stream
   }
 
@@ -258,7 +288,7 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   // MARK: Engine side
 
   private func invalidate(showing errorMessage: String?) {
-    core.withShared { front in
+    withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
       run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
@@ -268,9 +298,9 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
   /// Runs an operation on `tag` (any thread); `completion` runs on the session's queue.
   func perform(
     _ operation: NFCSessionStateMachine.Operation, on tag: NFCNDEFTag,
-    completion: @escaping SessionCore.Completion
+    completion: @escaping Completion
   ) {
-    let op = core.operations.add(1, ordering: .relaxed).newValue
+    let op = operations.add(1, ordering: .relaxed).newValue
     let ref = tag.ref
     run { [self] in engine.perform(operation, on: ref, id: op, completion: completion, in: self) }
   }
@@ -289,16 +319,12 @@ public final class NFCNDEFReaderSession: Sendable, Hashable, CustomStringConvert
 
   /// Completes an operation that failed before it reached the session (an invalid argument), on the
   /// session's queue, in order with the system's work.
-  func reject(_ error: NFCReaderError, completion: @escaping SessionCore.Completion) {
-    let core = self.core
-    run { core.delivery.run { completion(.failed(error)) } }
+  func reject(_ error: NFCReaderError, completion: @escaping Completion) {
+    run { [self] in delivery.run { completion(.failed(error)) } }
   }
-
-  /// The system's engine, which every call of the session goes to.
-  private var engine: NFCSystemEngine { core.engine }
 
   /// Submits `work` to the system's scheduler, where the engine runs (one closure, made by the caller).
   private func run(_ work: @escaping @Sendable () -> Void) {
-    core.engine.scheduler.execute(work)
+    engine.scheduler.execute(work)
   }
 }

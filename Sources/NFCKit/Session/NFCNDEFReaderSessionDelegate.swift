@@ -42,7 +42,7 @@ public protocol NFCNDEFReaderSessionDelegate: AnyObject {
 extension NFCNDEFReaderSessionDelegate {
   public func readerSessionDidBecomeActive(_ session: NFCNDEFReaderSession) {}
   public func readerSession(_ session: NFCNDEFReaderSession, didDetect tags: [NFCNDEFTag]) {
-    session.core.noteTagMethodMissing()
+    session.noteTagMethodMissing()
   }
   public func readerSession(_ session: NFCNDEFReaderSession, didFailToReadNDEF error: NFCReaderError) {}
 }

@@ -62,11 +62,10 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   /// `begin()`, with the alert message as it stood when it was called.
   func begin(_ session: NFCNDEFReaderSession, alertMessage: String) {
-    let core = session.core
-    live[core.id] = session
+    live[session.identifier] = session
     handle(
       .begin(
-        core.id, mode: core.initialMode, alertMessage: alertMessage, policy: radio.policy,
+        session.identifier, mode: session.initialMode, alertMessage: alertMessage, policy: radio.policy,
         unavailable: radio.isReadingAvailable ? nil : radio.unavailableReason),
       from: session)
   }
@@ -85,10 +84,10 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   func perform(
     _ operation: NFCSessionStateMachine.Operation, on ref: NFCSessionStateMachine.TagRef,
-    id op: NFCSessionStateMachine.OperationID, completion: @escaping SessionCore.Completion,
+    id op: NFCSessionStateMachine.OperationID, completion: @escaping NFCNDEFReaderSession.Completion,
     in session: NFCNDEFReaderSession
   ) {
-    session.core.completions[op] = completion
+    session.completions[op] = completion
     handle(.perform(session.identifier, operation, on: ref, id: op), from: session)
   }
 
@@ -120,7 +119,7 @@ final class NFCSystemEngine: @unchecked Sendable {
     for index in actions.indices {
       switch actions[index] {
       case .queued(let id, let position):
-        if let session = session(id, caller) { publish(.didQueue(position: position), of: session.core) }
+        if let session = session(id, caller) { publish(.didQueue(position: position), of: session) }
       case .armTimeout(let id, let delay):
         timers[id] = scheduler.schedule(after: delay) { [self] in
           timers[id] = nil
@@ -134,16 +133,16 @@ final class NFCSystemEngine: @unchecked Sendable {
       case .offerTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
         let tags = handOut(refs, of: session)
-        let implemented = session.core.delegate.map { session.core.offer(tags, to: $0, of: session) } ?? false
+        let implemented = session.delegate.map { session.offer(tags, to: $0) } ?? false
         handle(.tagDelegateAnswered(id, implemented: implemented, offered: refs), from: session)
       case .publishTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
-        publish(.didDetectTags(refs.compactMap { session.core.tags[$0] }), of: session.core)
+        publish(.didDetectTags(refs.compactMap { session.tags[$0] }), of: session)
       case .modeSettled(let id, let mode):
-        session(id, caller)?.core.mode = mode
+        session(id, caller)?.mode = mode
       case .ended(let id):
         // Its handles are all unavailable by now; dropping them also ends the cycle tag → session → tags.
-        live.removeValue(forKey: id)?.core.tags.removeAll()
+        live.removeValue(forKey: id)?.tags.removeAll()
       }
     }
   }
@@ -156,7 +155,6 @@ final class NFCSystemEngine: @unchecked Sendable {
   }
 
   private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
-    let core = session.core
     switch action {
     case .submit, .release:
       break  // Routed by the system's machine.
@@ -173,24 +171,24 @@ final class NFCSystemEngine: @unchecked Sendable {
     case .dismissSheet(let message):
       radio.dismissSheet(errorMessage: message)
     case .didBecomeActive:
-      publish(.didBecomeActive, of: core) { $0.becomeReady() }
+      publish(.didBecomeActive, of: session) { $0.becomeReady() }
       deliver(to: session) { $0.readerSessionDidBecomeActive($1) }
     case .didDetectNDEFs(let messages):
-      publish(.didDetectNDEFs(messages), of: core)
+      publish(.didDetectNDEFs(messages), of: session)
       deliver(to: session) { $0.readerSession($1, didDetectNDEFs: messages.map(NFCNDEFMessage.init)) }
     case .didDetectTags(let refs):
       let tags = handOut(refs, of: session)
-      publish(.didDetectTags(tags), of: core)
+      publish(.didDetectTags(tags), of: session)
       deliver(to: session) { $0.readerSession($1, didDetect: tags) }
     case .didFailToReadNDEF(let error):
-      publish(.didFailToReadNDEF(error), of: core)
+      publish(.didFailToReadNDEF(error), of: session)
       deliver(to: session) { $0.readerSession($1, didFailToReadNDEF: error) }
     case .tagsUnavailable(let refs):
-      for ref in refs { core.tags.removeValue(forKey: ref)?.markUnavailable() }
+      for ref in refs { session.tags.removeValue(forKey: ref)?.markUnavailable() }
     case .complete(let op, let outcome):
-      if let completion = core.completions.removeValue(forKey: op) { core.delivery.run { completion(outcome) } }
+      if let completion = session.completions.removeValue(forKey: op) { session.delivery.run { completion(outcome) } }
     case .didInvalidate(let error):
-      publish(.didInvalidate(error), of: core) { $0.becomeInvalidated() }
+      publish(.didInvalidate(error), of: session) { $0.becomeInvalidated() }
       deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
     }
   }
@@ -199,7 +197,7 @@ final class NFCSystemEngine: @unchecked Sendable {
   private func handOut(_ refs: [NFCSessionStateMachine.TagRef], of session: NFCNDEFReaderSession) -> [NFCNDEFTag] {
     refs.map { ref in
       let tag = NFCNDEFTag(ref: ref, session: session)
-      session.core.tags[ref] = tag
+      session.tags[ref] = tag
       return tag
     }
   }
@@ -215,34 +213,34 @@ final class NFCSystemEngine: @unchecked Sendable {
   }
 
   /// Publishes an event of the session that changes nothing in its shared state.
-  private func publish(_ kind: NFCReaderEvent.Kind, of core: SessionCore) {
-    publish(kind, of: core, changesShared: false) { _ in }
+  private func publish(_ kind: NFCReaderEvent.Kind, of session: NFCNDEFReaderSession) {
+    publish(kind, of: session, changesShared: false) { _ in }
   }
 
   /// Publishes an event of the session to the system's observers, then to the session's; `change`
   /// first marks in the session's shared state what the event brings (its phase). `changesShared`
   /// false: `change` does nothing, and no lock is taken for it before the system's observers.
   private func publish(
-    _ kind: NFCReaderEvent.Kind, of core: SessionCore, changesShared: Bool = true,
-    changing change: (inout SessionCore.Shared) -> Void
+    _ kind: NFCReaderEvent.Kind, of session: NFCNDEFReaderSession, changesShared: Bool = true,
+    changing change: (inout NFCNDEFReaderSession.Shared) -> Void
   ) {
     guard hasObservers.load(ordering: .acquiring) else {
       // Nobody else to call first: one lock for the change and the session's observers, and no event
       // made for nobody.
-      core.publish(kind, changing: change)
+      session.publish(kind, changing: change)
       return
     }
-    if changesShared { core.withShared(change) }
-    let event = NFCReaderEvent(time: scheduler.elapsed, session: core.id, kind: kind)
+    if changesShared { session.withShared(change) }
+    let event = NFCReaderEvent(time: scheduler.elapsed, session: session.identifier, kind: kind)
     observers.notify(event)
-    core.publish(event)
+    session.publish(event)
   }
 
   private func deliver(
     to session: NFCNDEFReaderSession,
     _ call: (any NFCNDEFReaderSessionDelegate, NFCNDEFReaderSession) -> Void
   ) {
-    guard let delegate = session.core.delegate else { return }
-    session.core.delivery.run { call(delegate, session) }
+    guard let delegate = session.delegate else { return }
+    session.delivery.run { call(delegate, session) }
   }
 }

@@ -1,15 +1,9 @@
 internal import ReaderCore
 import Synchronization
 
-/// The part of a session the system's engine works with: its identifier and mode, the completions and
-/// tag handles it has given out, its observers, and where its callbacks run. The session's machine
-/// itself lives in the system's machine (`NFCSystemStateMachine`), by identifier.
-///
-/// Confinement: `completions` and `tags` are touched only on the system's scheduler, by the engine, one
-/// work item at a time; the shared state (the session's phase, alert message and observers) is touched
-/// only under the system's lock for this session (`withShared`) — which is what makes this
-/// `@unchecked Sendable`. The rest is immutable or atomic.
-final class SessionCore: @unchecked Sendable {
+/// What a session shares between the app's threads and the system's engine, its observers, and its mode
+/// as one byte: the part of the session the engine works with besides its tag handles and completions.
+extension NFCNDEFReaderSession {
   typealias Completion = @Sendable (NFCSessionStateMachine.Outcome) -> Void
 
   /// What the app's threads and the engine share, behind the session's one lock.
@@ -32,43 +26,10 @@ final class SessionCore: @unchecked Sendable {
     mutating func becomeInvalidated() { phase = .invalidated }
   }
 
-  let id: UInt64
-  let engine: NFCSystemEngine
-  let delivery: DeliveryQueue
-  /// The delegate, held weakly as Core NFC holds it. Set once, before the session is shared; it is
-  /// called only on the session's queue, which is why it need not be `Sendable`.
-  weak var delegate: (any NFCNDEFReaderSessionDelegate)?
-
-  // On the scheduler only, one work item at a time, which is what excludes other accesses: the runtime's
-  // check of exclusive access is left out.
-  @exclusivity(unchecked) var completions: [NFCSessionStateMachine.OperationID: Completion] = [:]
-  @exclusivity(unchecked) var tags: [NFCSessionStateMachine.TagRef: NFCNDEFTag] = [:]
-
-  let operations = Atomic<UInt64>(0)
-  /// Guarded by the system's lock for this session (`withShared`), which is what excludes other
-  /// accesses: the runtime's check of exclusive access is left out.
-  @exclusivity(unchecked) private var sharedState = Shared()
-  /// The mode as last settled (`Self.code(of:)`), for `detectsTags` on any thread.
-  private let settledMode: Atomic<UInt8>
-  /// Set by the default `readerSession(_:didDetect:)`: the delegate has no method of its own.
-  private let tagMethodMissing = Atomic<Bool>(false)
-  /// What the session was created as (read-only, read-write, or not known until the first tags).
-  /// Stored last, beside the other one-byte fields: between eight-byte ones its padding put every
-  /// core in the next allocation size (16 bytes more per session).
-  let initialMode: NFCSessionStateMachine.Mode
-
-  init(id: UInt64, engine: NFCSystemEngine, delivery: consuming DeliveryQueue, mode: NFCSessionStateMachine.Mode) {
-    self.id = id
-    self.engine = engine
-    self.delivery = delivery
-    self.initialMode = mode
-    self.settledMode = Atomic(Self.code(of: mode))
-  }
-
   /// Runs `body` with what the app's threads and the engine share, under the system's lock for this
   /// session (see `SessionLocks`): `body` must not call out.
   func withShared<Result: Sendable>(_ body: (inout Shared) -> Result) -> Result {
-    engine.sessionLocks.withLock(for: id) { body(&sharedState) }
+    engine.sessionLocks.withLock(for: identifier) { body(&sharedState) }
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).
@@ -79,11 +40,9 @@ final class SessionCore: @unchecked Sendable {
 
   /// Offers `tags` to the delegate (on the session's queue) and says whether its own
   /// `readerSession(_:didDetect:)` ran, rather than the protocol's default.
-  func offer(_ tags: [NFCNDEFTag], to delegate: any NFCNDEFReaderSessionDelegate, of session: NFCNDEFReaderSession)
-    -> Bool
-  {
+  func offer(_ tags: [NFCNDEFTag], to delegate: any NFCNDEFReaderSessionDelegate) -> Bool {
     tagMethodMissing.store(false, ordering: .relaxed)
-    delivery.run { delegate.readerSession(session, didDetect: tags) }
+    delivery.run { delegate.readerSession(self, didDetect: tags) }
     return !tagMethodMissing.load(ordering: .relaxed)
   }
 
@@ -130,12 +89,12 @@ final class SessionCore: @unchecked Sendable {
       return state.observers
     }
     guard let registry else { return }
-    registry.notify(NFCReaderEvent(time: engine.scheduler.elapsed, session: id, kind: kind), last: last)
+    registry.notify(NFCReaderEvent(time: engine.scheduler.elapsed, session: identifier, kind: kind), last: last)
   }
 
   // MARK: The mode as one byte
 
-  private static func code(of mode: NFCSessionStateMachine.Mode) -> UInt8 {
+  static func code(of mode: NFCSessionStateMachine.Mode) -> UInt8 {
     switch mode {
     case .readOnly(let once): once ? 1 : 0
     case .readWrite: 2
