@@ -170,7 +170,7 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
     storedPrefix = prefix
     guard !prefix.isReserved, prefix.code != 0 else {
-      whole = String(copying: UTF8Span(unchecked: remainder.span, isKnownASCII: isASCII))
+      whole = UnicodeValidation.string(checkedUTF8: remainder, isASCII: isASCII)
       return
     }
     // The prefix and the rest side by side in a temporary buffer (on the stack unless it is large), then one

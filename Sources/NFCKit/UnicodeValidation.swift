@@ -12,8 +12,27 @@ enum UnicodeValidation {
   /// The string of bytes that are well-formed UTF-8 (checked by the caller), copied as they are (marked as
   /// US-ASCII when they are).
   static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
-    String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: isASCII(buffer)))
+    string(checkedUTF8: buffer, isASCII: isASCII(buffer))
   }
+
+  /// The string of bytes that are well-formed UTF-8 (checked by the caller), all US-ASCII when `isASCII`, made
+  /// without checking them again. US-ASCII that fits in a small string (at most 15 bytes, stored inside the
+  /// `String` itself) is copied into it in one piece; the standard library's unchecked path builds a small
+  /// string a byte at a time.
+  @inline(__always)
+  static func string(checkedUTF8 buffer: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String {
+    guard isASCII, buffer.count <= smallStringCapacity, let source = buffer.baseAddress else {
+      return String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: isASCII))
+    }
+    // US-ASCII: the standard library's look at the small string finds it US-ASCII and checks nothing more.
+    return String(unsafeUninitializedCapacity: buffer.count) { target in
+      target.baseAddress!.initialize(from: source, count: buffer.count)
+      return buffer.count
+    }
+  }
+
+  /// The most UTF-8 bytes a `String` holds without allocating (on 64-bit platforms).
+  static var smallStringCapacity: Int { 15 }
 
   /// Whether every byte is below 0x80, looked at eight bytes at a time.
   @inline(__always)
