@@ -147,7 +147,8 @@ struct MessageParser {
         }
         return
       }
-      index += 1
+      // At most the budget of records: no overflow.
+      index &+= 1
     }
   }
 
@@ -222,7 +223,7 @@ struct MessageParser {
   @inline(__always)
   private func spend(_ budget: inout Int, at offset: Int, record: Int) throws(NDEFError) {
     guard budget > 0 else { throw tooManyRecords(at: offset, record: record) }
-    budget -= 1
+    budget &-= 1
   }
 
   private func tooManyRecords(at offset: Int, record: Int) -> NDEFError {
@@ -303,7 +304,8 @@ struct MessageParser {
   @inline(__always)
   private func fittingHeader(at start: Int) -> RecordHeader? {
     input.withUnsafeBufferPointer { bytes -> RecordHeader? in
-      let left = bytes.count - start
+      // `start` is inside the buffer (the subtraction cannot overflow; a negative one is refused below).
+      let left = bytes.count &- start
       // The header byte, TYPE_LENGTH and at least one byte of PAYLOAD_LENGTH.
       guard start >= 0, left >= 3, let base = bytes.baseAddress.map({ $0 + start }) else { return nil }
       let flags = base[0]
@@ -322,13 +324,13 @@ struct MessageParser {
       if flags & 0x08 != 0 {
         guard left > size else { return nil }
         idLength = Int(base[size])
-        size += 1
+        size &+= 1
       }
-      // Each length is below 2^32: the sum cannot overflow.
-      guard typeLength + idLength + payloadLength <= left - size else { return nil }
+      // Each length is below 2^32 and `size` at most 7: neither side can overflow.
+      guard typeLength &+ idLength &+ payloadLength <= left &- size else { return nil }
       return RecordHeader(
         start: start, flags: flags, typeLength: typeLength, payloadLength: payloadLength, idLength: idLength,
-        typeStart: start + size)
+        typeStart: start &+ size)
     }
   }
 

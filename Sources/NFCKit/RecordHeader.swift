@@ -66,7 +66,7 @@ struct RecordHeader {
   func withPayload<R, E: Error>(in fields: Span<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R)
     throws(E) -> R
   {
-    let start = typeLength + idLength
+    let start = typeLength &+ idLength
     return try fields.withUnsafeBufferPointer { (fields) throws(E) in
       try body(UnsafeBufferPointer(rebasing: fields[start...]))
     }

@@ -237,7 +237,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func append(_ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, in input: ArraySlice<UInt8>)
     {
-      defer { index += 1 }
+      defer { index &+= 1 }
       guard broken == nil else { return }
       if header.isWellKnown(UInt8(ascii: "U"), fields: fields) {
         guard !seenURI else {
