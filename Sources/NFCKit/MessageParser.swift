@@ -92,6 +92,9 @@ struct MessageParser {
     reader.reserve(reader.capacity)
     var position = 0
     var index = 0
+    // Read once: the options do not change during the parse.
+    let payloadLimit = payloadLimit
+    let checksWellKnownPayloads = options.validatesWellKnownPayloads
     while true {
       guard position < count else {
         throw failure(
@@ -127,7 +130,9 @@ struct MessageParser {
       if header.chunked {
         let joined: NDEFRecord
         (joined, last) = try reassemble(from: header, record: index, budget: &budget)
-        try hand(joined.fields.span, header: header, joined: joined, record: index, budget: &budget, to: &reader)
+        try hand(
+          joined.fields.span, header: header, joined: joined, checksWellKnownPayloads: checksWellKnownPayloads,
+          record: index, budget: &budget, to: &reader)
       } else {
         guard header.payloadLength <= payloadLimit else {
           throw payloadTooLarge(header.payloadLength, at: header.payloadLengthOffset, record: index)
@@ -136,7 +141,7 @@ struct MessageParser {
         // A header is made only once its lengths fit in the input: its fields lie inside it.
         try hand(
           input.span.extracting(unchecked: Range(uncheckedBounds: (header.typeStart, header.end))), header: header,
-          joined: nil, record: index, budget: &budget, to: &reader)
+          joined: nil, checksWellKnownPayloads: checksWellKnownPayloads, record: index, budget: &budget, to: &reader)
       }
       position = last.end
       if last.messageEnd {
@@ -154,14 +159,15 @@ struct MessageParser {
 
   /// Hands `reader` the typed view of the record whose fields (TYPE, ID, PAYLOAD, where they lie) are `fields`
   /// and whose (first) header is `header` (see ``building``), once its payload has been checked; then the
-  /// record. `joined` is the record joined from chunks, `nil` when it was not chunked.
+  /// record. `joined` is the record joined from chunks, `nil` when it was not chunked;
+  /// `checksWellKnownPayloads` is ``NDEFDecodingOptions/validatesWellKnownPayloads``.
   @inline(__always)
   private func hand<Reader: RecordValueSink & RecordCollector>(
-    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, record index: Int, budget: inout Int,
-    to reader: inout Reader
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, checksWellKnownPayloads: Bool,
+    record index: Int, budget: inout Int, to reader: inout Reader
   ) throws(NDEFError) {
     // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
-    if options.validatesWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
+    if checksWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
       do {
         try validateWellKnownPayload(fields, header: header, joined: joined, budget: &budget, values: &reader)
       } catch {
