@@ -349,8 +349,9 @@ private struct TitleLanguages {
   private var fourth: UInt64 = 0
   /// How many of `first` to `fourth` are in use.
   private var packed = 0
-  /// The codes not packed.
-  private var many: Set<[UInt8]> = []
+  /// The codes not packed; `nil` until there is one (an empty set would still be a reference to retain and
+  /// release with each poster).
+  private var many: Set<[UInt8]>?
 
   /// Adds the language of a title whose payload, `title`, is a valid Text payload; returns false when an
   /// earlier title has the same language.
@@ -368,13 +369,13 @@ private struct TitleLanguages {
       case 2: third = key
       case 3: fourth = key
       default:
-        return many.insert(Self.key(of: title)).inserted
+        return many.insert(Self.key(of: title))
       }
       packed += 1
       // A code packed now may be in the set already (the set holds codes packed ones could not fit beside).
-      return many.isEmpty || !many.contains(Self.key(of: title))
+      return !(many?.contains(Self.key(of: title)) ?? false)
     }
-    return many.insert(Self.key(of: title)).inserted
+    return many.insert(Self.key(of: title))
   }
 
   /// The language code of a Text payload packed into an integer, or nil when it has more than eight bytes
@@ -401,5 +402,16 @@ private struct TitleLanguages {
 
   private static func lowercased(_ byte: UInt8) -> UInt8 {
     (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+  }
+}
+
+extension Optional where Wrapped == Set<[UInt8]> {
+  /// Inserts `key` into the set, made at the first insertion; returns whether it was not there already.
+  fileprivate mutating func insert(_ key: [UInt8]) -> Bool {
+    guard self != nil else {
+      self = [key]
+      return true
+    }
+    return self!.insert(key).inserted
   }
 }
