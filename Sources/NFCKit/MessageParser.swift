@@ -166,8 +166,11 @@ struct MessageParser {
     _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, checksWellKnownPayloads: Bool,
     record index: Int, budget: inout Int, to reader: inout Reader
   ) throws(NDEFError) {
-    // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
-    if checksWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
+    // Only well-known records with a type of one or two bytes starting with T, U or S (T, U, Sp) have a payload to
+    // check or a value (a well-known record has a type: checkLayout saw to it).
+    if checksWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2,
+      fields[0] == UInt8(ascii: "T") || fields[0] == UInt8(ascii: "U") || fields[0] == UInt8(ascii: "S")
+    {
       do {
         try validateWellKnownPayload(fields, header: header, joined: joined, budget: &budget, values: &reader)
       } catch {

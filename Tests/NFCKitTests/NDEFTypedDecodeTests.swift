@@ -114,4 +114,14 @@ import Testing
       #expect(typed.records[6].absoluteURI == "u:v" + text, "length \(length)")
     }
   }
+  @Test func otherShortWellKnownTypesHaveNoValueAndTheirPayloadsAreNotRead() throws {
+    // Only T, U and Sp are read; types of one or two bytes that start alike or not at all are kept as they are,
+    // whatever their payload holds.
+    let types = ["S", "Sq", "SP", "Tx", "Ux", "s", "t", "a", "Hr"]
+    let records = try types.map {
+      try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: $0), payload: [0xFF, 0x00, 0xFE])
+    }
+    let typed = try NDEFDecoder().decodeTyped(NDEFMessage(records: records + [.text("x")]).encoded())
+    #expect(typed.values == Array(repeating: .none, count: types.count) + [.text(TextRecord(text: "x"))])
+  }
 }
