@@ -310,11 +310,13 @@ public struct SmartPosterRecord: Hashable, Sendable {
         seenType = true
         let building = building
         let (invalid, value) = header.withPayload(in: fields) { payload in
-          let invalid = UnicodeValidation.firstInvalidUTF8(payload)
+          // A MIME type is US-ASCII: one quick look, and the full UTF-8 check only for anything else.
+          let isASCII = UnicodeValidation.isASCII(payload)
+          let invalid = isASCII ? payload.count : UnicodeValidation.firstInvalidUTF8(payload)
           guard invalid == payload.count, building else { return (invalid, String?.none) }
-          return (invalid, UnicodeValidation.string(wellFormedUTF8: payload))
+          return (invalid, UnicodeValidation.string(checkedUTF8: payload, isASCII: isASCII))
         }
-        guard invalid == fields.count - header.typeLength - header.idLength else {
+        guard invalid == fields.count &- header.typeLength &- header.idLength else {
           broken = .resourceTypeUTF8(invalid: invalid, record: index)
           return
         }
