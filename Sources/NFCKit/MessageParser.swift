@@ -500,6 +500,7 @@ struct MessageParser {
 
   /// The offsets reported for the payload of the record whose first header is `header`: the input's own
   /// offsets, shifted, unless the payload was joined from chunks.
+  @inline(__always)
   private func payloadOffsets(of header: RecordHeader) -> ErrorOffsets {
     guard header.chunked else { return absolute.shifted(by: header.payloadStart) }
     return ErrorOffsets { [self] in absolute(localOffset(ofPayloadByte: $0, recordStart: header.start)) }
@@ -594,6 +595,7 @@ struct ErrorOffsets {
   }
 
   /// The offsets of a buffer that starts at local offset `start` of this one.
+  @inline(__always)
   func shifted(by start: Int) -> ErrorOffsets {
     guard let mapping else { return ErrorOffsets(base: base + start, mapping: nil) }
     return ErrorOffsets { mapping.map(start + $0) }
