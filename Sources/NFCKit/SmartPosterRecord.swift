@@ -131,6 +131,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
   /// the well-known checks on, the parse that checks its URI and Text payloads also builds their values, once.
   /// The rules of a Smart Poster are checked in record order, but the first one broken is reported only once
   /// the whole nested message has parsed, so that its structural errors come first.
+  @inline(__always)
   static func parse(
     _ payload: ArraySlice<UInt8>, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
     building: Bool = true
