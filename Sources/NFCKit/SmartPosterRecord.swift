@@ -211,6 +211,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
     /// Whether the parser's URI value was taken (the first one: a second URI breaks a rule).
     private var tookURI = false
 
+    @inline(__always)
     init(building: Bool, checked: Bool) {
       self.building = building
       self.checked = checked
