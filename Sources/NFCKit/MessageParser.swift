@@ -92,6 +92,9 @@ struct MessageParser {
     reader.reserve(reader.capacity)
     var position = 0
     var index = 0
+    // Read once: the options do not change during the parse.
+    let payloadLimit = payloadLimit
+    let checksWellKnownPayloads = options.validatesWellKnownPayloads
     while true {
       guard position < count else {
         throw failure(
@@ -127,7 +130,9 @@ struct MessageParser {
       if header.chunked {
         let joined: NDEFRecord
         (joined, last) = try reassemble(from: header, record: index, budget: &budget)
-        try hand(joined.fields.span, header: header, joined: joined, record: index, budget: &budget, to: &reader)
+        try hand(
+          joined.fields.span, header: header, joined: joined, checksWellKnownPayloads: checksWellKnownPayloads,
+          record: index, budget: &budget, to: &reader)
       } else {
         guard header.payloadLength <= payloadLimit else {
           throw payloadTooLarge(header.payloadLength, at: header.payloadLengthOffset, record: index)
@@ -136,7 +141,7 @@ struct MessageParser {
         // A header is made only once its lengths fit in the input: its fields lie inside it.
         try hand(
           input.span.extracting(unchecked: Range(uncheckedBounds: (header.typeStart, header.end))), header: header,
-          joined: nil, record: index, budget: &budget, to: &reader)
+          joined: nil, checksWellKnownPayloads: checksWellKnownPayloads, record: index, budget: &budget, to: &reader)
       }
       position = last.end
       if last.messageEnd {
@@ -147,20 +152,25 @@ struct MessageParser {
         }
         return
       }
-      index += 1
+      // At most the budget of records: no overflow.
+      index &+= 1
     }
   }
 
   /// Hands `reader` the typed view of the record whose fields (TYPE, ID, PAYLOAD, where they lie) are `fields`
   /// and whose (first) header is `header` (see ``building``), once its payload has been checked; then the
-  /// record. `joined` is the record joined from chunks, `nil` when it was not chunked.
+  /// record. `joined` is the record joined from chunks, `nil` when it was not chunked;
+  /// `checksWellKnownPayloads` is ``NDEFDecodingOptions/validatesWellKnownPayloads``.
   @inline(__always)
   private func hand<Reader: RecordValueSink & RecordCollector>(
-    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, record index: Int, budget: inout Int,
-    to reader: inout Reader
+    _ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, checksWellKnownPayloads: Bool,
+    record index: Int, budget: inout Int, to reader: inout Reader
   ) throws(NDEFError) {
-    // Only well-known records with a type of one or two bytes (T, U, Sp) have a payload to check or a value.
-    if options.validatesWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2 {
+    // Only well-known records with a type of one or two bytes starting with T, U or S (T, U, Sp) have a payload to
+    // check or a value (a well-known record has a type: checkLayout saw to it).
+    if checksWellKnownPayloads, header.flags & 0x07 == 0x01, header.typeLength <= 2,
+      fields[0] == UInt8(ascii: "T") || fields[0] == UInt8(ascii: "U") || fields[0] == UInt8(ascii: "S")
+    {
       do {
         try validateWellKnownPayload(fields, header: header, joined: joined, budget: &budget, values: &reader)
       } catch {
@@ -222,7 +232,7 @@ struct MessageParser {
   @inline(__always)
   private func spend(_ budget: inout Int, at offset: Int, record: Int) throws(NDEFError) {
     guard budget > 0 else { throw tooManyRecords(at: offset, record: record) }
-    budget -= 1
+    budget &-= 1
   }
 
   private func tooManyRecords(at offset: Int, record: Int) -> NDEFError {
@@ -303,7 +313,8 @@ struct MessageParser {
   @inline(__always)
   private func fittingHeader(at start: Int) -> RecordHeader? {
     input.withUnsafeBufferPointer { bytes -> RecordHeader? in
-      let left = bytes.count - start
+      // `start` is inside the buffer (the subtraction cannot overflow; a negative one is refused below).
+      let left = bytes.count &- start
       // The header byte, TYPE_LENGTH and at least one byte of PAYLOAD_LENGTH.
       guard start >= 0, left >= 3, let base = bytes.baseAddress.map({ $0 + start }) else { return nil }
       let flags = base[0]
@@ -322,13 +333,13 @@ struct MessageParser {
       if flags & 0x08 != 0 {
         guard left > size else { return nil }
         idLength = Int(base[size])
-        size += 1
+        size &+= 1
       }
-      // Each length is below 2^32: the sum cannot overflow.
-      guard typeLength + idLength + payloadLength <= left - size else { return nil }
+      // Each length is below 2^32 and `size` at most 7: neither side can overflow.
+      guard typeLength &+ idLength &+ payloadLength <= left &- size else { return nil }
       return RecordHeader(
         start: start, flags: flags, typeLength: typeLength, payloadLength: payloadLength, idLength: idLength,
-        typeStart: start + size)
+        typeStart: start &+ size)
     }
   }
 
@@ -489,6 +500,7 @@ struct MessageParser {
 
   /// The offsets reported for the payload of the record whose first header is `header`: the input's own
   /// offsets, shifted, unless the payload was joined from chunks.
+  @inline(__always)
   private func payloadOffsets(of header: RecordHeader) -> ErrorOffsets {
     guard header.chunked else { return absolute.shifted(by: header.payloadStart) }
     return ErrorOffsets { [self] in absolute(localOffset(ofPayloadByte: $0, recordStart: header.start)) }
@@ -583,6 +595,7 @@ struct ErrorOffsets {
   }
 
   /// The offsets of a buffer that starts at local offset `start` of this one.
+  @inline(__always)
   func shifted(by start: Int) -> ErrorOffsets {
     guard let mapping else { return ErrorOffsets(base: base + start, mapping: nil) }
     return ErrorOffsets { mapping.map(start + $0) }

@@ -80,7 +80,7 @@ public struct NDEFBytes: RandomAccessCollection, Hashable, Sendable, Expressible
   static func asciiString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
     guard UnicodeValidation.isASCII(bytes) else { return nil }
     // ASCII, so valid UTF-8: the string is not checked again.
-    return String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
+    return UnicodeValidation.string(checkedUTF8: bytes, isASCII: true)
   }
 
   /// The same as ``hex``.

@@ -72,6 +72,7 @@ public struct NDEFDecoder: Sendable {
 
   /// Decodes one message that fills `bytes` exactly and reads its Text, URI and Smart Poster records, as
   /// ``decodeTyped(_:)`` does (no copy of the slice; `offset` counts from `bytes.startIndex`).
+  @inline(__always)
   func decodeTyped(_ bytes: ArraySlice<UInt8>) throws(NDEFError) -> NDEFTypedMessage {
     var options = options
     options.validatesWellKnownPayloads = true

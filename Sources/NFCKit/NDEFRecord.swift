@@ -20,8 +20,6 @@
 /// record.payload.hex      // "026578616d706c652e636f6d"
 /// ```
 public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
-  /// How to read ``type``.
-  public let typeNameFormat: TypeNameFormat
   /// TYPE, ID and PAYLOAD one after the other, as they lie on the wire: for a decoded record that is not
   /// chunked, one slice of the input. So a record holds one reference, and copying one retains one buffer,
   /// not three. Visible to inlined code only, so that reading a field of a record in an array copies nothing.
@@ -30,6 +28,9 @@ public struct NDEFRecord: Hashable, Sendable, CustomStringConvertible {
   @usableFromInline let typeLength: UInt8
   /// The length of ID, after TYPE in ``fields``.
   @usableFromInline let identifierLength: UInt8
+  /// How to read ``type``. (Stored after ``fields``, beside the other one-byte fields: a record takes 40 bytes in an
+  /// array, not 48.)
+  public let typeNameFormat: TypeNameFormat
 
   /// The TYPE field, e.g. `T` for a well-known Text record or `text/plain` for a media record.
   @inlinable public var type: NDEFBytes {

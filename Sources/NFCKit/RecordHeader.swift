@@ -35,12 +35,13 @@ struct RecordHeader {
   var payloadLengthOffset: Int { start + 2 }
   /// The offset of ID_LENGTH (meaningful with the IL flag).
   var idLengthOffset: Int { start + (shortRecord ? 3 : 6) }
+  // The fields lie inside the buffer (checked before the header was made), so their offsets cannot overflow.
   /// The offset of the ID field.
-  var idStart: Int { typeStart + typeLength }
+  var idStart: Int { typeStart &+ typeLength }
   /// The offset of the PAYLOAD field.
-  var payloadStart: Int { idStart + idLength }
+  var payloadStart: Int { idStart &+ idLength }
   /// The offset just past the record.
-  var end: Int { payloadStart + payloadLength }
+  var end: Int { payloadStart &+ payloadLength }
 
   // MARK: The record's fields
 
@@ -65,7 +66,7 @@ struct RecordHeader {
   func withPayload<R, E: Error>(in fields: Span<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R)
     throws(E) -> R
   {
-    let start = typeLength + idLength
+    let start = typeLength &+ idLength
     return try fields.withUnsafeBufferPointer { (fields) throws(E) in
       try body(UnsafeBufferPointer(rebasing: fields[start...]))
     }

@@ -131,6 +131,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
   /// the well-known checks on, the parse that checks its URI and Text payloads also builds their values, once.
   /// The rules of a Smart Poster are checked in record order, but the first one broken is reported only once
   /// the whole nested message has parsed, so that its structural errors come first.
+  @inline(__always)
   static func parse(
     _ payload: ArraySlice<UInt8>, options: NDEFDecodingOptions, depth: Int, budget: inout Int, offset: ErrorOffsets,
     building: Bool = true
@@ -210,6 +211,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
     /// Whether the parser's URI value was taken (the first one: a second URI breaks a rule).
     private var tookURI = false
 
+    @inline(__always)
     init(building: Bool, checked: Bool) {
       self.building = building
       self.checked = checked
@@ -237,7 +239,7 @@ public struct SmartPosterRecord: Hashable, Sendable {
 
     mutating func append(_ fields: Span<UInt8>, header: RecordHeader, joined: NDEFRecord?, in input: ArraySlice<UInt8>)
     {
-      defer { index += 1 }
+      defer { index &+= 1 }
       guard broken == nil else { return }
       if header.isWellKnown(UInt8(ascii: "U"), fields: fields) {
         guard !seenURI else {
@@ -310,11 +312,13 @@ public struct SmartPosterRecord: Hashable, Sendable {
         seenType = true
         let building = building
         let (invalid, value) = header.withPayload(in: fields) { payload in
-          let invalid = UnicodeValidation.firstInvalidUTF8(payload)
+          // A MIME type is US-ASCII: one quick look, and the full UTF-8 check only for anything else.
+          let isASCII = UnicodeValidation.isASCII(payload)
+          let invalid = isASCII ? payload.count : UnicodeValidation.firstInvalidUTF8(payload)
           guard invalid == payload.count, building else { return (invalid, String?.none) }
-          return (invalid, UnicodeValidation.string(wellFormedUTF8: payload))
+          return (invalid, UnicodeValidation.string(checkedUTF8: payload, isASCII: isASCII))
         }
-        guard invalid == fields.count - header.typeLength - header.idLength else {
+        guard invalid == fields.count &- header.typeLength &- header.idLength else {
           broken = .resourceTypeUTF8(invalid: invalid, record: index)
           return
         }
@@ -349,8 +353,9 @@ private struct TitleLanguages {
   private var fourth: UInt64 = 0
   /// How many of `first` to `fourth` are in use.
   private var packed = 0
-  /// The codes not packed.
-  private var many: Set<[UInt8]> = []
+  /// The codes not packed; `nil` until there is one (an empty set would still be a reference to retain and
+  /// release with each poster).
+  private var many: Set<[UInt8]>?
 
   /// Adds the language of a title whose payload, `title`, is a valid Text payload; returns false when an
   /// earlier title has the same language.
@@ -368,13 +373,13 @@ private struct TitleLanguages {
       case 2: third = key
       case 3: fourth = key
       default:
-        return many.insert(Self.key(of: title)).inserted
+        return many.insert(Self.key(of: title))
       }
       packed += 1
       // A code packed now may be in the set already (the set holds codes packed ones could not fit beside).
-      return many.isEmpty || !many.contains(Self.key(of: title))
+      return !(many?.contains(Self.key(of: title)) ?? false)
     }
-    return many.insert(Self.key(of: title)).inserted
+    return many.insert(Self.key(of: title))
   }
 
   /// The language code of a Text payload packed into an integer, or nil when it has more than eight bytes
@@ -401,5 +406,16 @@ private struct TitleLanguages {
 
   private static func lowercased(_ byte: UInt8) -> UInt8 {
     (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+  }
+}
+
+extension Optional where Wrapped == Set<[UInt8]> {
+  /// Inserts `key` into the set, made at the first insertion; returns whether it was not there already.
+  fileprivate mutating func insert(_ key: [UInt8]) -> Bool {
+    guard self != nil else {
+      self = [key]
+      return true
+    }
+    return self!.insert(key).inserted
   }
 }

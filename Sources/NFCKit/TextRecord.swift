@@ -127,7 +127,7 @@ public struct TextRecord: Hashable, Sendable {
       }
     } else if UnicodeValidation.isASCII(body) {
       // US-ASCII is well-formed UTF-8: the string is made without another check.
-      text = String(copying: UTF8Span(unchecked: body.span, isKnownASCII: true))
+      text = UnicodeValidation.string(checkedUTF8: body, isASCII: true)
     } else {
       let invalid = UnicodeValidation.firstInvalidUTF8(body)
       guard invalid == body.count else {

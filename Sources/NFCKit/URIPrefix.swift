@@ -57,13 +57,17 @@ public struct URIPrefix: Hashable, Sendable, CustomStringConvertible {
     return "0x\(hex.count == 1 ? "0" : "")\(hex) \"\(string)\""
   }
 
-  /// The table, NFC Forum URI Record Type Definition 1.0, section 3.2.2.
-  static let strings: [String] = [
+  /// The table, NFC Forum URI Record Type Definition 1.0, section 3.2.2, as strings stored in the program (a
+  /// prefix's bytes are read from there without a reference to count).
+  static let staticStrings: [StaticString] = [
     "", "http://www.", "https://www.", "http://", "https://", "tel:", "mailto:", "ftp://anonymous:anonymous@",
     "ftp://ftp.", "ftps://", "sftp://", "smb://", "nfs://", "ftp://", "dav://", "news:", "telnet://", "imap:",
     "rtsp://", "urn:", "pop:", "sip:", "sips:", "tftp:", "btspp://", "btl2cap://", "btgoep://", "tcpobex://",
     "irdaobex://", "file://", "urn:epc:id:", "urn:epc:tag:", "urn:epc:pat:", "urn:epc:raw:", "urn:epc:", "urn:nfc:",
   ]
+
+  /// The table.
+  static let strings: [String] = staticStrings.map { $0.description }
 
   /// The table's strings as UTF-8 bytes.
   static let utf8Strings: [[UInt8]] = strings.map { Array($0.utf8) }

@@ -170,19 +170,20 @@ public struct URIRecord: Hashable, Sendable, CustomReflectable {
   private init(checkedPrefix prefix: URIPrefix, remainder: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
     storedPrefix = prefix
     guard !prefix.isReserved, prefix.code != 0 else {
-      whole = String(copying: UTF8Span(unchecked: remainder.span, isKnownASCII: isASCII))
+      whole = UnicodeValidation.string(checkedUTF8: remainder, isASCII: isASCII)
       return
     }
     // The prefix and the rest side by side in a temporary buffer (on the stack unless it is large), then one
     // string of them: the prefixes are US-ASCII, so the whole is well-formed UTF-8 (US-ASCII with the rest).
-    whole = URIPrefix.utf8Strings[Int(prefix.code)].withUnsafeBufferPointer { head in
-      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: head.count + remainder.count) { buffer in
-        // Two copies of bytes (memcpy), not loops over elements.
-        let start = UnsafeMutableRawPointer(buffer.baseAddress!)
-        start.copyMemory(from: head.baseAddress!, byteCount: head.count)
-        if let rest = remainder.baseAddress { (start + head.count).copyMemory(from: rest, byteCount: remainder.count) }
-        return String(copying: UTF8Span(unchecked: UnsafeBufferPointer(buffer).span, isKnownASCII: isASCII))
-      }
+    // (Copied straight into a string's storage, the bytes would be checked again by the standard library.)
+    let head = URIPrefix.staticStrings[Int(prefix.code)]
+    let headCount = head.utf8CodeUnitCount
+    whole = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headCount + remainder.count) { buffer in
+      // Two copies of bytes (memcpy), not loops over elements.
+      let start = UnsafeMutableRawPointer(buffer.baseAddress!)
+      start.copyMemory(from: head.utf8Start, byteCount: headCount)
+      if let rest = remainder.baseAddress { (start + headCount).copyMemory(from: rest, byteCount: remainder.count) }
+      return UnicodeValidation.string(checkedUTF8: UnsafeBufferPointer(buffer), isASCII: isASCII)
     }
   }
 

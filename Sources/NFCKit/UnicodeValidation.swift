@@ -12,8 +12,27 @@ enum UnicodeValidation {
   /// The string of bytes that are well-formed UTF-8 (checked by the caller), copied as they are (marked as
   /// US-ASCII when they are).
   static func string(wellFormedUTF8 buffer: UnsafeBufferPointer<UInt8>) -> String {
-    String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: isASCII(buffer)))
+    string(checkedUTF8: buffer, isASCII: isASCII(buffer))
   }
+
+  /// The string of bytes that are well-formed UTF-8 (checked by the caller), all US-ASCII when `isASCII`, made
+  /// without checking them again. US-ASCII that fits in a small string (at most 15 bytes, stored inside the
+  /// `String` itself) is copied into it in one piece; the standard library's unchecked path builds a small
+  /// string a byte at a time.
+  @inline(__always)
+  static func string(checkedUTF8 buffer: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String {
+    guard isASCII, buffer.count <= smallStringCapacity, let source = buffer.baseAddress else {
+      return String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: isASCII))
+    }
+    // US-ASCII: the standard library's look at the small string finds it US-ASCII and checks nothing more.
+    return String(unsafeUninitializedCapacity: buffer.count) { target in
+      target.baseAddress!.initialize(from: source, count: buffer.count)
+      return buffer.count
+    }
+  }
+
+  /// The most UTF-8 bytes a `String` holds without allocating (on 64-bit platforms).
+  static var smallStringCapacity: Int { 15 }
 
   /// Whether every byte is below 0x80, looked at eight bytes at a time.
   @inline(__always)
@@ -127,28 +146,34 @@ enum UnicodeValidation {
   }
 
   /// Decodes UTF-16 code units stored two bytes each in the given byte order to UTF-8 in a temporary buffer
-  /// (no array of code units on the way), then makes the string of it without checking it again: it is
-  /// well-formed by construction, the surrogates having been checked first.
+  /// (no array of code units on the way), checking the surrogates as it goes, then makes the string of it without
+  /// checking it again: it is well-formed by construction. Only when the units are not well-formed are they looked
+  /// at again, by ``firstInvalidUTF16(_:bigEndian:)``, to say where and why.
   static func decodeUTF16(_ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool) -> Outcome {
-    if let (index, expected) = firstInvalidUTF16(buffer, bigEndian: bigEndian) {
-      return .invalid(at: index, expected: expected)
-    }
     // A unit takes at most 3 bytes of UTF-8; a surrogate pair (2 units) takes 4.
-    let text = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: buffer.count / 2 * 3) { utf8 in
-      let written = transcodeUTF16(buffer, bigEndian: bigEndian, into: utf8)
+    let text = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: buffer.count / 2 * 3) { utf8 -> String? in
+      guard buffer.count % 2 == 0, let written = transcodeUTF16(buffer, bigEndian: bigEndian, into: utf8) else {
+        return nil
+      }
       // Each unit of US-ASCII is one byte of UTF-8, and every other unit more: one byte per unit means US-ASCII.
       return String(
         copying: UTF8Span(
           unchecked: UnsafeBufferPointer(rebasing: utf8[..<written]).span, isKnownASCII: written == buffer.count / 2))
     }
-    return .valid(text)
+    if let text { return .valid(text) }
+    // The transcoding stopped at a problem, which this finds.
+    guard let (index, expected) = firstInvalidUTF16(buffer, bigEndian: bigEndian) else {
+      preconditionFailure("UTF-16 that does not transcode is not well-formed")
+    }
+    return .invalid(at: index, expected: expected)
   }
 
-  /// Writes the UTF-8 of well-formed UTF-16 code units stored two bytes each in the given byte order into
-  /// `utf8`, which has room for 3 bytes per unit; returns the number of bytes written.
+  /// Writes the UTF-8 of UTF-16 code units stored two bytes each in the given byte order (an even number of bytes)
+  /// into `utf8`, which has room for 3 bytes per unit; returns the number of bytes written, or `nil` at an unpaired
+  /// surrogate.
   private static func transcodeUTF16(
     _ buffer: UnsafeBufferPointer<UInt8>, bigEndian: Bool, into utf8: UnsafeMutableBufferPointer<UInt8>
-  ) -> Int {
+  ) -> Int? {
     var written = 0
     var index = 0
     // Four units at a time while they are all US-ASCII (high byte 0, low byte below 0x80).
@@ -174,9 +199,11 @@ enum UnicodeValidation {
         utf8[written] = UInt8(0xC0 | first >> 6)
         utf8[written + 1] = UInt8(0x80 | first & 0x3F)
         written += 2
-      } else if first & 0xFC00 == 0xD800 {
-        // Checked above: a low surrogate follows.
+      } else if first & 0xF800 == 0xD800 {
+        // A high surrogate (D800-DBFF) followed by a low one (DC00-DFFF); anything else is unpaired.
+        guard first < 0xDC00, index + 1 < buffer.count else { return nil }
         let second = UInt32(unit(buffer, at: index, bigEndian: bigEndian))
+        guard second & 0xFC00 == 0xDC00 else { return nil }
         index += 2
         let scalar = 0x10000 + ((first - 0xD800) << 10 | (second - 0xDC00))
         utf8[written] = UInt8(0xF0 | scalar >> 18)

@@ -89,4 +89,39 @@ import Testing
     #expect(error?.code == .nestingTooDeep)
     #expect(error == decodeError(bytes, options: shallow))
   }
+  @Test func textsURIsAndTypeNamesOfEveryShortLengthReadAsTheirBytes() throws {
+    // Around the 15 bytes a string holds without allocating: US-ASCII is copied into a small string in one piece,
+    // anything else (or longer) takes the standard library's path.
+    let ascii = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+    for length in 0...20 {
+      let text = String(decoding: ascii[..<length], as: UTF8.self)
+      let nonASCII = "é" + String(decoding: ascii[..<max(0, length - 2)], as: UTF8.self)
+      let type = "a/b" + String(decoding: ascii[..<length], as: UTF8.self)
+      let message = try NDEFMessage(records: [
+        .text(text, languageCode: "en"), .text(nonASCII, languageCode: "en"), .uri(text), .uri("tel:" + text),
+        .media(type: type, payload: []), .external("x:y" + text), .absoluteURI("u:v" + text),
+      ])
+      let typed = try NDEFDecoder().decodeTyped(message.encoded())
+      #expect(
+        typed.values[0...3] == [
+          .text(TextRecord(text: text, languageCode: "en")), .text(TextRecord(text: nonASCII, languageCode: "en")),
+          .uri(URIRecord(uri: text)), .uri(URIRecord(uri: "tel:" + text)),
+        ], "length \(length)")
+      if case .text(let value) = typed.values[0] { #expect(Array(value.text.utf8) == Array(ascii[..<length])) }
+      if case .uri(let value) = typed.values[2] { #expect(Array(value.uri.utf8) == Array(ascii[..<length])) }
+      #expect(typed.records[4].mediaType.map { Array($0.utf8) } == Array(type.utf8), "length \(length)")
+      #expect(typed.records[5].externalType == "x:y" + text, "length \(length)")
+      #expect(typed.records[6].absoluteURI == "u:v" + text, "length \(length)")
+    }
+  }
+  @Test func otherShortWellKnownTypesHaveNoValueAndTheirPayloadsAreNotRead() throws {
+    // Only T, U and Sp are read; types of one or two bytes that start alike or not at all are kept as they are,
+    // whatever their payload holds.
+    let types = ["S", "Sq", "SP", "Tx", "Ux", "s", "t", "a", "Hr"]
+    let records = try types.map {
+      try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: $0), payload: [0xFF, 0x00, 0xFE])
+    }
+    let typed = try NDEFDecoder().decodeTyped(NDEFMessage(records: records + [.text("x")]).encoded())
+    #expect(typed.values == Array(repeating: .none, count: types.count) + [.text(TextRecord(text: "x"))])
+  }
 }

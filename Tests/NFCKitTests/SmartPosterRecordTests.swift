@@ -97,6 +97,22 @@ import Testing
     #expect(try posterError([.uri("tel:1"), local("t", [0xFF])])?.code == .invalidUTF8)
   }
 
+  /// A type record is looked at once when it is US-ASCII, and checked as UTF-8 otherwise: US-ASCII, other UTF-8
+  /// and broken UTF-8 after seven and eight US-ASCII bytes (the quick look reads eight at a time).
+  @Test(arguments: ["text/ht", "text/htm", "text/html", "tëxt/html", "text/htm\u{E9}"])
+  func readsATypeRecordAsItsString(type: String) throws {
+    let poster = SmartPosterRecord(uri: URIRecord(uri: "tel:1"), resourceType: type)
+    let typed = try NDEFDecoder().decodeTyped(NDEFMessage(try poster.record()).encoded())
+    #expect(typed.values == [.smartPoster(poster)])
+    for broken in [Array(type.utf8.prefix(7)) + [0xC3], Array(type.utf8.prefix(8)) + [0xC3, 0x41]] {
+      // The type record's payload starts at offset 10 of the nested message (6 bytes of URI record, 4 of header
+      // and type); the lead byte cut short by the end, or the byte after it that does not continue it, is wrong.
+      let error = try posterError([.uri("tel:1"), local("t", NDEFBytes(broken))])
+      #expect(error?.code == .invalidUTF8)
+      #expect(error?.offset == 10 + broken.count - 1, "\(broken)")
+    }
+  }
+
   @Test func rejectsAnEmptyNestedMessage() throws {
     let record = try NDEFRecord(typeNameFormat: .nfcWellKnown, type: NDEFBytes(utf8: "Sp"))
     #expect(thrownError { () throws(NDEFError) in try SmartPosterRecord(record) }?.code == .zeroLengthMessage)

@@ -109,6 +109,8 @@ import Testing
     ("82 656E 0041 D83D", 5),  // high surrogate at the end
     ("82 656E DF89 0041", 3),  // low surrogate first
     ("82 656E FFFE 3DD8 4100", 5),  // little-endian high surrogate followed by "A"
+    ("82 656E D83D D83D DE00", 3),  // high surrogate followed by another high one (then a low one)
+    ("82 656E 0041 0042 0043 0044 D83D 0045", 11),  // after four US-ASCII units read at once, a high surrogate and "E"
   ])
   func rejectsInvalidUTF16AtTheOffendingUnit(payload: String, offset: Int) {
     let error = textError(payload)
