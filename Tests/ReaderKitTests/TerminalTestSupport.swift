@@ -308,8 +308,8 @@ struct Harness {
       return nil
     }
     let discovery = terminal.discoverReaders(scan, delegate: delegate, completion: done.record)
-    let end = clock.elapsed + limit
-    while clock.elapsed < end {
+    // By steps rather than until the clock reads `end`: a clock that stops moving fails the test.
+    for _ in 0..<Int((limit / .milliseconds(100)).rounded(.up)) {
       clock.advance(by: .milliseconds(100))
       if let reader = delegate.updates.last?.first(where: { $0.serialNumber == serial }) {
         return (reader, discovery, done)
