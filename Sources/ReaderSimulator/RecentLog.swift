@@ -7,8 +7,6 @@ struct RecentLog<Entry> {
   /// The entries kept; once full, `oldest` is where the oldest lies and the next one goes.
   private var ring: [Entry] = []
   private var oldest = 0
-  /// How many entries were appended and are no longer kept.
-  private(set) var dropped = 0
 
   init(capacity: Int) {
     self.capacity = max(1, capacity)
@@ -21,7 +19,6 @@ struct RecentLog<Entry> {
     }
     ring[oldest] = entry
     oldest = oldest + 1 == capacity ? 0 : oldest + 1
-    dropped += 1
   }
 
   /// The entries kept, oldest first.
