@@ -305,7 +305,7 @@ import Testing
     #expect(delegate.recorded.count == 1)
   }
 
-  @Test func nothingReachesTheDelegateAfterInvalidationEvenWhenTheTagAnswersLate() {
+  @Test func nothingReachesTheDelegateAfterInvalidationEvenWhenTheTagAnswersLate() throws {
     let h = NFCHarness()
     let tag = SimulatedNFCTag(
       name: "big",
@@ -316,7 +316,7 @@ import Testing
     let delegate = ReadDelegate()
     let session = h.readSession(delegate)
     session.begin()
-    while !h.radio.worldEvents.contains(where: { $0.kind == "detected" }) { h.run(.milliseconds(1)) }
+    try #require(h.run(until: { h.radio.worldEvents.contains(where: { $0.kind == "detected" }) }))
     session.invalidate()  // The read (60 ms for 400 bytes) is in flight.
     h.run(.seconds(5))
     #expect(delegate.recorded == [.didBecomeActive, .didInvalidate(.readerSessionInvalidationErrorUserCanceled)])

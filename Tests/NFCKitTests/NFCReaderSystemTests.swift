@@ -145,8 +145,12 @@ import Testing
     }
     let byThread = Locked<[[UInt64]]>(Array(repeating: [], count: threads))
     let started = Atomic<Int>(0)
+    // Bounded in real time (the begins come from other threads): a line that never drains fails the test.
+    let gaveUp = Atomic<Bool>(false)
     let driver = Thread {
+      let deadline = ContinuousClock.now + .seconds(60)
       while started.load(ordering: .acquiring) < threads * perThread || h.system.runningSession != nil {
+        guard ContinuousClock.now < deadline else { return gaveUp.store(true, ordering: .releasing) }
         h.clock.runUntilIdle()
       }
       h.clock.runUntilIdle()
@@ -161,6 +165,8 @@ import Testing
       }
     }
     driver.join()
+    let drained = !gaveUp.load(ordering: .acquiring)
+    #expect(drained, "the line still held sessions after 60 s")
     let state = active.withLock { $0 }
     #expect(state.overlaps == 0)
     #expect(!state.queued.isEmpty, "the begins must have met a running session")

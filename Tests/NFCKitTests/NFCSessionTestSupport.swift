@@ -173,4 +173,14 @@ struct NFCHarness {
 
   /// Runs the simulation for `duration`.
   func run(_ duration: Duration) { clock.advance(by: duration) }
+
+  /// Runs the simulation by `step` until `condition` holds, for at most `limit`; returns whether it held.
+  /// By steps rather than until the clock reads the end: a clock that stops moving fails the test.
+  func run(until condition: () -> Bool, limit: Duration = .seconds(60), step: Duration = .milliseconds(1)) -> Bool {
+    for _ in 0..<Int((limit / step).rounded(.up)) {
+      if condition() { return true }
+      clock.advance(by: step)
+    }
+    return condition()
+  }
 }

@@ -21,7 +21,12 @@ public struct ChildProcessTimeout: Error, CustomStringConvertible {
 extension Process {
   /// The child's executable and arguments, on one line, for messages.
   public var commandLine: String {
-    ([executableURL?.lastPathComponent ?? "?"] + (arguments ?? [])).joined(separator: " ")
+    var words = [executableURL?.lastPathComponent ?? "?"] + (arguments ?? [])
+    // Started through `setpriv --pdeathsig KILL -- program` (`runWithSignalsUnblocked`): name the program.
+    if words.first == "setpriv", let end = words.firstIndex(of: "--"), end + 1 < words.count {
+      words = [URL(fileURLWithPath: words[end + 1]).lastPathComponent] + words[(end + 2)...]
+    }
+    return words.joined(separator: " ")
   }
 
   /// Waits until the started process has exited, without holding a thread of the cooperative pool

@@ -63,4 +63,54 @@ import Testing
     try await child.exit(within: .seconds(30))
     #expect(child.terminationReason == .exit && child.terminationStatus == 3)
   }
+
+  #if os(Linux)
+    @Test func childrenAreStartedToBeKilledWhenTheTestProcessEnds() async throws {
+      // The child reads its own parent-death signal (prctl PR_GET_PDEATHSIG = 2).
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = [
+        "python3", "-c", "import ctypes; v = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(v)); print(v.value)",
+      ]
+      let out = Pipe()
+      process.standardOutput = out
+      try process.runWithSignalsUnblocked()
+      let said = try await process.readToEndAndExit(out, within: .seconds(30))
+      #expect(String(decoding: said, as: UTF8.self) == "\(SIGKILL)\n")
+      #expect(process.commandLine.hasPrefix("env python3 -c import ctypes"))
+    }
+
+    @Test func aChildStartedFromAThreadThatEndsOutlivesThatThread() async throws {
+      // The kernel's parent of a child is the thread that spawned it: spawned by the calling thread, the
+      // child would be killed as that thread ends, as the pools' idle threads do. The thread below ends
+      // once the child is up (its death signal set before it said so).
+      struct Started: @unchecked Sendable { let process: Process }
+      let child = try await offPool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import time; print('up', flush=True); time.sleep(30)"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.runWithSignalsUnblocked()
+        var said = Data()
+        while !said.contains(UInt8(ascii: "\n")) {
+          let more = out.fileHandleForReading.availableData
+          if more.isEmpty { break }
+          said += more
+        }
+        return Started(process: process)
+      }.process
+      await #expect(throws: ChildProcessTimeout.self) {
+        try await child.exit(within: .milliseconds(500), grace: .seconds(5))
+      }
+      // Still running when the wait gave up, it was ended by the wait's SIGTERM, not by a SIGKILL before.
+      #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGTERM)
+    }
+
+    @Test func aMissingProgramStillThrowsWhenStarted() {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/nonexistent/program")
+      #expect(throws: (any Error).self) { try process.runWithSignalsUnblocked() }
+    }
+  #endif
 }
