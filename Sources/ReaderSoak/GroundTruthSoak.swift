@@ -112,6 +112,12 @@ final class SoakRun: @unchecked Sendable {
     var active = Array(repeating: true, count: count)
     while let next = clock.nextDeadline, next <= end {
       clock.advance(to: next)
+      // A clock that does not move would hand back the same deadline for ever: the run stops instead.
+      guard clock.elapsed >= next else {
+        violations.record(clock.elapsed, -1, .clock, "driven to \(next), the clock stayed at \(clock.elapsed)")
+        stoppedEarly = true
+        break
+      }
       instants += 1
       for (index, station) in stations.enumerated() { active[index] = station.instant(next) }
       releaseWaiting(next, active: active)

@@ -31,6 +31,8 @@ public struct SoakViolation: Sendable, Hashable, CustomStringConvertible {
     case completion
     /// The run went past its wall-clock budget.
     case wallTime
+    /// Simulated time moves: the clock driven to the next deadline reaches it.
+    case clock
   }
 
   /// Simulated time since the start of the run.

@@ -7,7 +7,7 @@ import Testing
 /// Links that end and are not won back, against the D-Bus peer: the end of Stripe's automatic
 /// reconnection when the reader stays away, and the adapter going off under a reader that is not
 /// reconnected automatically.
-@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote), .timeLimit(.minutes(2)))
 struct BlueZLinkLossPeerTests {
   static let address = BlueZPeerTests.first
   static let device = BlueZPeerTests.path(BlueZPeerTests.first)

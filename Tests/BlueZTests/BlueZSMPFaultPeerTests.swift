@@ -8,7 +8,7 @@ import Testing
 /// What a `Terminal` over `BlueZCentral` does when the reader's SMP server misbehaves, against the D-Bus
 /// peer: a reader that refuses a command, answers late, answers with another sequence number, or answers
 /// with a body that is not CBOR. Timeouts are short so each test takes a second or two.
-@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote))
+@Suite(.enabled(if: BlueZPeer.enabled, BlueZPeer.skipNote), .timeLimit(.minutes(2)))
 struct BlueZSMPFaultPeerTests {
   static let serial = BlueZUpdatePeerTests.serial
   static let image = UpdateImages.image(1, 1, 0, bodySize: 8_000)

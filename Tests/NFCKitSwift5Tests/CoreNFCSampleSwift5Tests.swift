@@ -179,7 +179,7 @@ final class WriterViewController: SampleTableViewController, NFCNDEFReaderSessio
   }
 }
 
-@Suite struct CoreNFCSampleSwift5Tests {
+@Suite(.timeLimit(.minutes(2))) struct CoreNFCSampleSwift5Tests {
   @MainActor
   @Test func theReaderSampleGetsCoreNFCsMessagesAndReadsTheirPayloads() async throws {
     let (system, radio) = NFCReaderSystem.simulated(seed: 3)

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// A session's life on the simulated system: how it starts, reads, and ends for each reason.
-@Suite struct NFCNDEFReaderSessionTests {
+@Suite(.timeLimit(.minutes(2))) struct NFCNDEFReaderSessionTests {
   @Test func aReadOnlySessionBecomesActiveReadsTheTagAndEndsWithFirstNDEFTagRead() {
     let h = NFCHarness()
     h.radio.present(SimulatedNFCTag(name: "sticker", message: NFCHarness.hello))

@@ -8,7 +8,7 @@ import Testing
 
 /// A read-write session's tags on the simulated radio: connect, query, read, write, lock, and every
 /// way a handle goes stale.
-@Suite struct NFCNDEFTagTests {
+@Suite(.timeLimit(.minutes(2))) struct NFCNDEFTagTests {
   /// A read-write session polling with `tags` in the field; returns it once the tags are detected.
   private static func session(
     _ h: NFCHarness, presenting tags: [SimulatedNFCTag]

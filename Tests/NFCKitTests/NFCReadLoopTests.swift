@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The read loop: its decisions, every one, and the loop running them on the simulator.
-@Suite struct NFCReadLoopTests {
+@Suite(.timeLimit(.minutes(2))) struct NFCReadLoopTests {
   typealias Decision = NFCReadLoopPolicy.Decision
 
   /// Codes to decide on: every documented one, and some no system documents.

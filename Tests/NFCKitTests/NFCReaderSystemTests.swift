@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// One session system-wide: the line of sessions on the simulated system.
-@Suite struct NFCReaderSystemTests {
+@Suite(.timeLimit(.minutes(2))) struct NFCReaderSystemTests {
   @Test func aSecondSessionWaitsInLineAndBecomesActiveWhenTheFirstEnds() {
     let h = NFCHarness()
     let first = ReadDelegate()

@@ -24,7 +24,7 @@ private var installedFixture: InstalledSoftware {
   }
 }
 
-@Suite struct InMemoryUpdateCatalogTests {
+@Suite(.timeLimit(.minutes(2))) struct InMemoryUpdateCatalogTests {
   @Test func offersAddedReleasesAndRecordsEveryQuestion() throws {
     let release = try releaseFixture
     let installed = try installedFixture

@@ -4,9 +4,12 @@ import Testing
 
 @testable import ReaderCore
 
-/// Collects the order work ran in and resumes a waiter once `expected` items have run.
+/// Collects the order work ran in and resumes a waiter once `expected` items have run, or with what
+/// ran so far when its task is cancelled (a time limit): a scheduler that never runs the work fails
+/// the test instead of leaving it waiting.
 private final class RunLog: Sendable {
-  private let state = Locked<(order: [Int], waiter: CheckedContinuation<[Int], Never>?)>(([], nil))
+  private let state = Locked<(order: [Int], waiter: CheckedContinuation<[Int], Never>?, cancelled: Bool)>(
+    ([], nil, false))
   let expected: Int
 
   init(expected: Int) { self.expected = expected }
@@ -22,13 +25,23 @@ private final class RunLog: Sendable {
   }
 
   func wait() async -> [Int] {
-    await withCheckedContinuation { continuation in
-      let order = state.withLock { state -> [Int]? in
-        if state.order.count == expected { return state.order }
-        state.waiter = continuation
-        return nil
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let order = state.withLock { state -> [Int]? in
+          if state.order.count == expected || state.cancelled { return state.order }
+          state.waiter = continuation
+          return nil
+        }
+        if let order { continuation.resume(returning: order) }
       }
-      if let order { continuation.resume(returning: order) }
+    } onCancel: {
+      let waiting = state.withLock { state -> (CheckedContinuation<[Int], Never>, [Int])? in
+        state.cancelled = true
+        guard let waiter = state.waiter else { return nil }
+        state.waiter = nil
+        return (waiter, state.order)
+      }
+      if let (waiter, order) = waiting { waiter.resume(returning: order) }
     }
   }
 }

@@ -32,7 +32,7 @@ func waitForPendingWork(
   }
 }
 
-@Suite struct VirtualClockTests {
+@Suite(.timeLimit(.minutes(2))) struct VirtualClockTests {
   @Test func nothingRunsUntilTheClockIsDriven() {
     let clock = VirtualClock()
     let log = Recorder<String>()

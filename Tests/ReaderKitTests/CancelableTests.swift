@@ -10,7 +10,7 @@ private final class Timeline: Sendable {
   var all: [String] { entries.withLock { $0 } }
 }
 
-@Suite struct CancelableTests {
+@Suite(.timeLimit(.minutes(2))) struct CancelableTests {
   @Test func cancelCompletesTheOperationWithCanceledBeforeTheCancelCompletionRuns() throws {
     let h = Harness()
     let timeline = Timeline()

@@ -2,6 +2,7 @@ import Foundation
 import ReaderKit
 import ReaderSimulator
 import Synchronization
+import TestSupport
 import Testing
 
 // The connection guide's samples as a Stripe Terminal iOS integrator writes them, with
@@ -97,10 +98,10 @@ final class ReaderViewController: UIViewController, MobileReaderDelegate {
     let readers = ReaderViewController()
     let screen = DiscoverReadersViewController(terminal: terminal, readerDelegate: readers)
     driver.start()
-    let (reader, error) = await withCheckedContinuation {
-      (continuation: CheckedContinuation<(Reader?, String?), Never>) in
-      screen.onConnect = { reader, error in continuation.resume(returning: (reader, error.map { "\($0)" })) }
-      do { try screen.discoverReadersAction() } catch { continuation.resume(returning: (nil, "\(error)")) }
+    let (reader, error) = await awaitCallback(cancelled: (Reader?.none, String?("no connection before the time limit"))) {
+      resume in
+      screen.onConnect = { reader, error in resume((reader, error.map { "\($0)" })) }
+      do { try screen.discoverReadersAction() } catch { resume((nil, "\(error)")) }
     }
     #expect(error == nil)
     #expect(reader?.locationId == "tml_sample")

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ReaderKit
 
-@Suite struct TerminalConnectionTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalConnectionTests {
   @Test func connectGoesFromNotConnectedThroughConnectingToConnectedAtTheLocation() throws {
     let h = Harness()
     let scanDone = Outcome<ReaderError?>()

@@ -1,8 +1,9 @@
 import ReaderKit
 import ReaderSimulator
+import TestSupport
 import Testing
 
-@Suite struct TerminalDiscoveryTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalDiscoveryTests {
   // MARK: Bluetooth scan
 
   @Test func scanIsDiscoveringAndReportsEveryReaderNearestFirst() throws {
@@ -268,7 +269,7 @@ import Testing
     }
     // The stream was created synchronously: the scan is already submitted to the clock.
     h.clock.advance(by: .seconds(5))
-    let (lists, error) = await consumer.value
+    let (lists, error) = await consumer.valueCancelledWithCaller
     #expect(error == nil)
     #expect(lists.last?.map(\.serialNumber) == [Fixture.chipper, Fixture.m2, Fixture.wisePad])
   }
@@ -286,7 +287,7 @@ import Testing
       await Task.yield()
       if h.log.names.contains("didUpdateDiscoveredReaders") { break }
     }
-    first = try await consumer.value
+    first = try await consumer.valueCancelledWithCaller
     #expect(first?.isEmpty == false)
     h.clock.runUntilIdle()
     #expect(h.log.kinds.contains(.didFinishDiscovery(ReaderError.canceled("discoverReaders"))))

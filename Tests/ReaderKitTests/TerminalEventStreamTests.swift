@@ -2,7 +2,7 @@ import ReaderKit
 import ReaderSimulator
 import Testing
 
-@Suite struct TerminalEventStreamTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalEventStreamTests {
   @Test func eventsStreamDeliversWhatObserversSeeInTheSameOrder() async throws {
     let h = Harness()
     let stream = h.terminal.events()

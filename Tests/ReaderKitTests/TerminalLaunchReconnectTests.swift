@@ -1,10 +1,11 @@
 import Foundation
 import ReaderSimulator
+import TestSupport
 import Testing
 
 @testable import ReaderKit
 
-@Suite struct TerminalLaunchReconnectTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalLaunchReconnectTests {
   @Test func connectingSavesTheReaderAndTheNextLaunchReconnectsIt() throws {
     let h = Harness()
     guard try h.connect(Fixture.m2) != nil else { return }
@@ -185,7 +186,7 @@ import Testing
       await Task.yield()
       h.clock.advance(by: .milliseconds(100))
     }
-    let reader = try await task.value
+    let reader = try await task.valueCancelledWithCaller
     #expect(reader?.serialNumber == Fixture.chipper)
   }
 

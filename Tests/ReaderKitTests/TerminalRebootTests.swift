@@ -5,7 +5,7 @@ import Testing
 private let day = Duration.seconds(24 * 3600)
 private let hour = Duration.seconds(3600)
 
-@Suite struct TerminalRebootTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalRebootTests {
   @Test func rebootCompletesOnceAcceptedThenTheReaderIsReconnectedByItself() throws {
     let h = Harness()
     guard let connection = try h.connect(Fixture.m2) else { return }

@@ -4,7 +4,7 @@ import ReaderKit
 import ReaderSimulator
 import Testing
 
-@Suite struct TransportRecordingTests {
+@Suite(.timeLimit(.minutes(2))) struct TransportRecordingTests {
   static let update = ReaderSoftwareUpdate(
     deviceSoftwareVersion: "2.0.0", durationEstimate: .estimate1To2Minutes, components: [.firmware, .config],
     requiredAt: Date(timeIntervalSince1970: 1_800_000_000.25))

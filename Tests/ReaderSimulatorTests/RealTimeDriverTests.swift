@@ -3,7 +3,7 @@ import ReaderSimulator
 import Testing
 
 /// The driver that runs a simulated terminal by itself, for apps and async code.
-struct RealTimeDriverTests {
+@Suite(.timeLimit(.minutes(2))) struct RealTimeDriverTests {
   @Test func drivenSimulatorCompletesAsyncDiscoveryAndConnect() async throws {
     let (terminal, world) = Terminal.simulated(seed: 4, readers: 2)
     let driver = RealTimeDriver(clock: world.clock, speed: 200, tick: .milliseconds(1))

@@ -57,11 +57,10 @@ public final class ReplayingTransport: BluetoothCentral, ReaderLink, Sendable {
         clock.advance(to: end)
         return condition()
       }
-      if let timer, timer == next {
-        clock.advance(to: timer)
-        continue
-      }
       clock.advance(to: next)
+      // A clock that does not move would offer the same instant for ever: give up instead.
+      guard clock.elapsed >= next else { return condition() }
+      if let timer, timer == next { continue }
       playRecordsDue()
     }
     return true

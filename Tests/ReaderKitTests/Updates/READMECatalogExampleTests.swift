@@ -21,7 +21,7 @@ func downloadUpdate(from catalog: some UpdateCatalog) async throws(ReaderError) 
 // let image = try await downloadUpdate(from: catalog)
 // README-CATALOG-END
 
-struct READMECatalogExampleTests {
+@Suite(.timeLimit(.minutes(2))) struct READMECatalogExampleTests {
   /// The example reads the real clock, so the releases here were published long ago and never expire.
   @Test func exampleDownloadsTheImageOfTheNewestRelease() async throws {
     var fixture = ManifestFixture()
