@@ -66,7 +66,7 @@ let package = Package(
     // What the test targets share (`fixture(or:)`, child processes started with no signal blocked),
     // beside the Python peers in peer/ that the tests and .ci scripts start.
     .target(name: "TestSupport", path: "Tests/Support", exclude: ["peer"], swiftSettings: strict),
-    .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore"], swiftSettings: strict),
+    .testTarget(name: "ReaderCoreTests", dependencies: ["ReaderCore", "TestSupport"], swiftSettings: strict),
     .testTarget(name: "ReaderSimulatorTests", dependencies: ["ReaderSimulator", "ReaderKit"], swiftSettings: strict),
     .testTarget(
       name: "ReaderKitTests",

@@ -1,4 +1,5 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import ReaderCore
@@ -295,7 +296,7 @@ func waitForPendingWork(
     #expect(woke.values.isEmpty)
     #expect(clock.pendingWorkCount == 1)
     clock.advance(by: .seconds(1))
-    try await sleeper.value
+    try await sleeper.valueCancelledWithCaller
     #expect(woke.values == [.seconds(5)])
     #expect(clock.checkNoPendingWork() == nil)
   }
@@ -312,7 +313,7 @@ func waitForPendingWork(
     clock.advance(by: .seconds(29))
     #expect(clock.pendingWorkCount == 1)
     clock.advance(by: .seconds(1))
-    #expect(try await sleeper.value == .seconds(130))
+    #expect(try await sleeper.valueCancelledWithCaller == .seconds(130))
   }
 
   @Test func sleepersWakeInDeadlineOrder() async throws {
@@ -331,7 +332,7 @@ func waitForPendingWork(
       await waitUntil("\(second) sleeper(s) woke") { woke.values.count >= second }
       #expect(woke.values.count == second)
     }
-    for sleeper in sleepers { try await sleeper.value }
+    for sleeper in sleepers { try await sleeper.valueCancelledWithCaller }
     #expect(woke.values == [1, 2, 3])
   }
 
@@ -381,7 +382,7 @@ func waitForPendingWork(
     let sleeper = Task { try await clock.sleep(until: VirtualClock.Instant(offset: .seconds(1))) }
     await waitForPendingWork(clock, count: 1)
     clock.advance(by: .seconds(1))
-    try await sleeper.value
+    try await sleeper.valueCancelledWithCaller
     sleeper.cancel()
     #expect(clock.checkNoPendingWork() == nil)
   }

@@ -1,6 +1,5 @@
 import Foundation
 import ReaderSimulator
-import TestSupport
 import Testing
 
 @testable import ReaderKit
@@ -186,7 +185,9 @@ import Testing
       await Task.yield()
       h.clock.advance(by: .milliseconds(100))
     }
-    let reader = try await task.valueCancelledWithCaller
+    // Only then awaited: a launch reconnect that never finishes fails here instead of waiting for ever.
+    try #require(h.log.names.contains("didFinishLaunchReconnect"))
+    let reader = try await task.value
     #expect(reader?.serialNumber == Fixture.chipper)
   }
 
