@@ -201,7 +201,12 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
       if phase == .created {
         front.phase = .begun
         let alertMessage = front.alertMessage
-        run { [self] in engine.begin(self, alertMessage: alertMessage) }
+        if alertMessage.isEmpty {
+          // Nothing to carry but the session (the usual begin): see `invalidate(showing:)`.
+          run { [self] in engine.begin(self, alertMessage: "") }
+        } else {
+          run { [self] in engine.begin(self, alertMessage: alertMessage) }
+        }
       }
       return phase
     }
@@ -291,7 +296,13 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
     withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
-      run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+      // A closure that captures the session alone has the session itself as its context, where one that
+      // carries more allocates a context for it: the usual call, with no message, carries nothing else.
+      switch (errorMessage, begun) {
+      case (nil, true): run { [self] in engine.invalidate(self, errorMessage: nil, begun: true) }
+      case (nil, false): run { [self] in engine.invalidate(self, errorMessage: nil, begun: false) }
+      default: run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+      }
     }
   }
 
