@@ -31,6 +31,10 @@ final class NFCSystemEngine: @unchecked Sendable {
   @exclusivity(unchecked) private var timers = SessionTable<ScheduledWork>()
   /// An empty array of actions with room, handed to the machine for the next input.
   @exclusivity(unchecked) private var spareActions: [NFCSystemStateMachine.Action] = []
+  /// The last error a delegate's `didInvalidateWithError` got, and the `any Error` box it got it in
+  /// (`boxed(_:)`).
+  @exclusivity(unchecked) private var lastInvalidation: NFCReaderError?
+  @exclusivity(unchecked) private var lastInvalidationBox: (any Error)?
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
@@ -189,8 +193,21 @@ final class NFCSystemEngine: @unchecked Sendable {
       if let completion = session.completions.removeValue(forKey: op) { session.delivery.run { completion(outcome) } }
     case .didInvalidate(let error):
       publish(.didInvalidate(error), of: session) { $0.becomeInvalidated() }
-      deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
+      let box = boxed(error)
+      deliver(to: session) { $0.readerSession($1, didInvalidateWithError: box) }
     }
+  }
+
+  /// `error` as the `any Error` a delegate's `didInvalidateWithError` takes: the box made for the last
+  /// invalidation when `error` is a copy of that one (sessions mostly end for the same reason, built
+  /// once, like the app's own `invalidate()`), so such an end allocates no box. A box is immutable and
+  /// an error's identity is not part of its value, so a delegate cannot tell.
+  private func boxed(_ error: NFCReaderError) -> any Error {
+    if let last = lastInvalidation, last.sharesStorage(with: error), let box = lastInvalidationBox { return box }
+    let box: any Error = error
+    lastInvalidation = error
+    lastInvalidationBox = box
+    return box
   }
 
   /// The handles of new tags, kept until they become unavailable.
