@@ -105,7 +105,7 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   /// Feeds `input` to the machine and performs what it asks. `caller`: the session whose call it is,
   /// for the actions of a session the system keeps nothing for (never begun, or ended).
-  private func handle(_ input: NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
+  private func handle(_ input: consuming NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
     // The buffer is lent to the machine and taken back emptied, so an input allocates no array of
     // actions; an input handled while the actions of another are being performed gets its own.
     var actions = spareActions

@@ -111,7 +111,8 @@ struct NFCSystemStateMachine {
 
   /// Handles one input and every follow-up it leads to; appends the actions to `out`, in order. A
   /// driver that hands back the same emptied buffer each time allocates no array per input.
-  mutating func handle(_ input: Input, into out: inout [Action]) {
+  /// The input is taken, not copied: its payload moves into the step that handles it.
+  mutating func handle(_ input: consuming Input, into out: inout [Action]) {
     swap(&actions, &out)
     defer { swap(&actions, &out) }
     step(input)
@@ -126,8 +127,8 @@ struct NFCSystemStateMachine {
 
   // MARK: Inputs
 
-  private mutating func step(_ input: Input) {
-    switch input {
+  private mutating func step(_ input: consuming Input) {
+    switch consume input {
     case .begin(let id, let mode, let alertMessage, let policy, let unavailable):
       guard !sessions.contains(id) else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
@@ -168,8 +169,8 @@ struct NFCSystemStateMachine {
     }
   }
 
-  private mutating func radio(_ event: NFCRadioEvent) {
-    switch event {
+  private mutating func radio(_ event: consuming NFCRadioEvent) {
+    switch consume event {
     case .pollingStarted(let round):
       _ = routeSession(round.session) { $0.pollingStarted(round, into: &$1) }
     case .pollingFailed(let round, let failure):
