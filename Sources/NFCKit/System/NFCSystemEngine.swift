@@ -111,14 +111,16 @@ final class NFCSystemEngine: @unchecked Sendable {
     var actions = spareActions
     spareActions = []
     machine.handle(input, into: &actions)
-    perform(actions, caller: caller)
+    perform(&actions, caller: caller)
     actions.empty()
     spareActions = actions
     runningSnapshot.store(machine.running ?? 0, ordering: .releasing)
     waitingSnapshot.store(machine.waitingCount, ordering: .releasing)
   }
 
-  private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
+  /// Performs `actions` in order; a session's action is moved out of the buffer (`ended(0)` is left in its
+  /// place), not copied: the caller empties the buffer next.
+  private func perform(_ actions: inout [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
     // By index: an action is read where it lies, not copied into a loop variable first.
     for index in actions.indices {
       switch actions[index] {
@@ -131,8 +133,9 @@ final class NFCSystemEngine: @unchecked Sendable {
         }
       case .disarmTimeout(let id):
         if let work = timers.removeValue(forKey: id) { scheduler.cancel(work) }
-      case .session(let id, let action):
+      case .session(let id, _):
         guard let session = session(id, caller) else { continue }
+        guard case .session(_, let action) = actions.take(at: index, leaving: .ended(0)) else { continue }
         perform(action, of: session)
       case .offerTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
@@ -158,8 +161,8 @@ final class NFCSystemEngine: @unchecked Sendable {
     return live[id]
   }
 
-  private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
-    switch action {
+  private func perform(_ action: consuming NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
+    switch consume action {
     case .submit, .release:
       break  // Routed by the system's machine.
     case .startPolling(let round):
