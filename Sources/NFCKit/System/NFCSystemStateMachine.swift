@@ -118,7 +118,8 @@ struct NFCSystemStateMachine {
     step(input)
     var next = 0
     while next < followUps.count {
-      let followUp = followUps[next]
+      // Moved out (`leave(0)` left in its place), not copied: the buffer is emptied next.
+      let followUp = followUps.take(at: next, leaving: .leave(0))
       next += 1
       step(followUp)
     }
@@ -199,8 +200,8 @@ struct NFCSystemStateMachine {
     route(id, &outputs)
   }
 
-  private mutating func step(_ followUp: FollowUp) {
-    switch followUp {
+  private mutating func step(_ followUp: consuming FollowUp) {
+    switch consume followUp {
     case .join(let id, let policy, let unavailable):
       routeLine { $0.begin(id, policy: policy, unavailable: unavailable, into: &$1) }
     case .leave(let id):
