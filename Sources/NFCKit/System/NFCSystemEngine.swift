@@ -134,9 +134,13 @@ final class NFCSystemEngine: @unchecked Sendable {
       case .disarmTimeout(let id):
         if let work = timers.removeValue(forKey: id) { scheduler.cancel(work) }
       case .session(let id, _):
-        guard let session = session(id, caller) else { continue }
-        guard case .session(_, let action) = actions.take(at: index, leaving: .ended(0)) else { continue }
-        perform(action, of: session)
+        // The caller's own action (the usual case) is performed with the caller as it is lent to this
+        // call, with no reference of its own taken for it.
+        if let caller, caller.identifier == id {
+          perform(Self.sessionAction(at: index, of: &actions), of: caller)
+        } else if let session = live[id] {
+          perform(Self.sessionAction(at: index, of: &actions), of: session)
+        }
       case .offerTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
         let tags = handOut(refs, of: session)
@@ -152,6 +156,17 @@ final class NFCSystemEngine: @unchecked Sendable {
         live.removeValue(forKey: id)?.tags.removeAll()
       }
     }
+  }
+
+  /// The session's action at `index` of `actions`, a `session` action, moved out (`ended(0)` is left in
+  /// its place).
+  private static func sessionAction(
+    at index: Int, of actions: inout [NFCSystemStateMachine.Action]
+  ) -> NFCSessionStateMachine.Action {
+    guard case .session(_, let action) = actions.take(at: index, leaving: .ended(0)) else {
+      preconditionFailure("not a session's action")
+    }
+    return action
   }
 
   /// The session an action is for: a begun one the system keeps, or the caller.
