@@ -94,7 +94,9 @@ struct NFCSessionStateMachine {
     case release
     case startPolling(NFCRadioRequestID)
     case stopPolling(NFCRadioRequestID)
-    case send(RadioCommand, NFCRadioRequestID)
+    /// Boxed: the largest payload (a command and its request), which would otherwise make every action,
+    /// and every action of the system's machine that carries one, two words longer to move.
+    indirect case send(RadioCommand, NFCRadioRequestID)
     case presentSheet(alertMessage: String)
     case updateSheet(alertMessage: String)
     case dismissSheet(errorMessage: String?)
