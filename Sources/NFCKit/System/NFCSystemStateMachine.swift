@@ -135,7 +135,7 @@ struct NFCSystemStateMachine {
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
       var outputs = takeSessionOutputs()
       session.begin(into: &outputs)
-      sessions[id] = session
+      sessions.insertNew(id, session)
       route(id, &outputs, joining: (policy, unavailable))
       giveBack(&outputs)
     case .invalidate(let id, let errorMessage, let begun):
