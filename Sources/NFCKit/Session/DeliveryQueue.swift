@@ -52,8 +52,9 @@ struct DeliveryQueue: ~Copyable, Sendable {
     guard address != 0 else { return }
     let recyclable = exposedToken.load(ordering: .acquiring) == 0
     // The reference this session holds goes to the spare slot as it is, when the slot is free.
-    if recyclable, Self.spare.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing).exchanged {
-      return
+    if recyclable {
+      let (handedOn, _) = Self.spare.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing)
+      if handedOn { return }
     }
     let queue = Self.unmanaged(address).takeRetainedValue()
     if recyclable { Self.recycle(queue) }
