@@ -63,9 +63,10 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
   /// Where delegate calls and completion handlers run.
   let delivery: DeliveryQueue
   /// The delegate (held weakly, as Core NFC holds it). It is called only on the session's queue, which
-  /// is why it need not be `Sendable`. A constant, so reading it (at every delivery) takes no check of
-  /// exclusive access.
-  public weak let delegate: (any NFCNDEFReaderSessionDelegate)?
+  /// is why it need not be `Sendable`. Set once, in the initializer, before the session is shared: reading
+  /// it (at every delivery) skips the runtime's check of exclusive access. (A `weak let` would say the same,
+  /// but needs Swift 6.2, and the package builds with 6.0.)
+  @exclusivity(unchecked) public private(set) weak var delegate: (any NFCNDEFReaderSessionDelegate)?
 
   // The engine's, on the scheduler only, one work item at a time, which is what excludes other
   // accesses: the runtime's check of exclusive access is left out.
