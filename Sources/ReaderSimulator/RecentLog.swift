@@ -12,7 +12,9 @@ struct RecentLog<Entry> {
     self.capacity = max(1, capacity)
   }
 
-  mutating func append(_ entry: Entry) {
+  /// Keeps `entry`, dropping the oldest once full. The entry is taken, not copied: the callers build it
+  /// for the log alone.
+  mutating func append(_ entry: consuming Entry) {
     guard ring.count == capacity else {
       ring.append(entry)
       return

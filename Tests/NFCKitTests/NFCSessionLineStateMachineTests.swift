@@ -25,6 +25,14 @@ import Testing
     #expect(machine.begin(2, policy: Self.unlimited, unavailable: nil) == [.queued(2, position: 1)])
   }
 
+  @Test func aSessionThatGotTheRadioWithoutATimeLimitDisarmsNoneWhenReleased() {
+    var machine = Machine()
+    _ = machine.begin(1, policy: Self.unlimited, unavailable: nil)
+    #expect(machine.released(1) == [])
+    _ = machine.begin(2, policy: Self.queueing, unavailable: nil)
+    #expect(machine.released(2) == [.disarmTimeout(2)], "a limit armed is disarmed")
+  }
+
   @Test func aSessionBegunWhileAnotherRunsWaitsWithItsPositionInsteadOfFailing() {
     var machine = Machine()
     _ = machine.begin(1, policy: Self.queueing, unavailable: nil)

@@ -68,7 +68,7 @@ import Testing
           .didInvalidate(
             NFCReaderError(
               .readerSessionInvalidationErrorUserCanceled, "the app invalidated the session", context: ["by": "app"]))),
-        .ended(1), .disarmTimeout(1), .session(2, .startPolling(Self.round(2))),
+        .ended(1), .session(2, .startPolling(Self.round(2))),
       ])
     #expect(machine.running == 2)
     #expect(machine.sessionCount == 1, "the ended session's machine is gone")

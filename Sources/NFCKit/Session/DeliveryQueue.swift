@@ -29,6 +29,9 @@ struct DeliveryQueue: ~Copyable, Sendable {
   /// Private queues of sessions gone, that only deliveries ever ran on, for the next sessions to use.
   private static let spares = Locked<[DispatchQueue]>([])
   private static let maximumSpares = 16
+  /// One more such queue, held before the pool (a retained queue's address, 0: none): sessions one
+  /// after another hand it on through this word alone, with no lock and no retain or release.
+  private static let spare = Atomic<UInt>(0)
 
   /// The queue once made or given: a retained `DispatchQueue`'s address, 0 until then. Atomic rather
   /// than behind a lock, so a session costs no lock for its queue.
@@ -47,8 +50,14 @@ struct DeliveryQueue: ~Copyable, Sendable {
   deinit {
     let address = queueAddress.load(ordering: .acquiring)
     guard address != 0 else { return }
+    let recyclable = exposedToken.load(ordering: .acquiring) == 0
+    // The reference this session holds goes to the spare slot as it is, when the slot is free.
+    if recyclable {
+      let (handedOn, _) = Self.spare.compareExchange(expected: 0, desired: address, ordering: .acquiringAndReleasing)
+      if handedOn { return }
+    }
     let queue = Self.unmanaged(address).takeRetainedValue()
-    if exposedToken.load(ordering: .acquiring) == 0 { Self.recycle(queue) }
+    if recyclable { Self.recycle(queue) }
   }
 
   /// The queue callbacks run on; from now on the app may run work on it too.
@@ -87,7 +96,10 @@ struct DeliveryQueue: ~Copyable, Sendable {
   private func resolve(exposing: Bool) -> (queue: DispatchQueue, token: UInt64?) {
     var address = queueAddress.load(ordering: .acquiring)
     if address == 0 {
-      let made = Self.retainedAddress(Self.spares.withLock { $0.popLast() } ?? DispatchQueue(label: Self.label))
+      let spare = Self.spare.exchange(0, ordering: .acquiringAndReleasing)
+      let made =
+        spare != 0
+        ? spare : Self.retainedAddress(Self.spares.withLock { $0.popLast() } ?? DispatchQueue(label: Self.label))
       let (exchanged, current) = queueAddress.compareExchange(
         expected: 0, desired: made, ordering: .acquiringAndReleasing)
       if exchanged {

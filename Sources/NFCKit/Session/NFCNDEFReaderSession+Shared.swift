@@ -29,7 +29,9 @@ extension NFCNDEFReaderSession {
   /// Runs `body` with what the app's threads and the engine share, under the system's lock for this
   /// session (see `SessionLocks`): `body` must not call out.
   func withShared<Result: Sendable>(_ body: (inout Shared) -> Result) -> Result {
-    engine.sessionLocks.withLock(for: identifier) { body(&sharedState) }
+    // The session holds its system, which holds the locks: the lock outlives this call, and no reference
+    // to the locks' object is held across `body`.
+    SessionLocks.withLock(engine.sessionLocks.mutex(for: identifier)) { body(&sharedState) }
   }
 
   /// Whether detected tags go to the app, as far as is known (any thread).

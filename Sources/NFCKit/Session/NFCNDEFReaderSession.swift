@@ -63,8 +63,10 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
   /// Where delegate calls and completion handlers run.
   let delivery: DeliveryQueue
   /// The delegate (held weakly, as Core NFC holds it). It is called only on the session's queue, which
-  /// is why it need not be `Sendable`.
-  public private(set) weak var delegate: (any NFCNDEFReaderSessionDelegate)?
+  /// is why it need not be `Sendable`. Set once, in the initializer, before the session is shared: reading
+  /// it (at every delivery) skips the runtime's check of exclusive access. (A `weak let` would say the same,
+  /// but needs Swift 6.2, and the package builds with 6.0.)
+  @exclusivity(unchecked) public private(set) weak var delegate: (any NFCNDEFReaderSessionDelegate)?
 
   // The engine's, on the scheduler only, one work item at a time, which is what excludes other
   // accesses: the runtime's check of exclusive access is left out.
@@ -201,7 +203,12 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
       if phase == .created {
         front.phase = .begun
         let alertMessage = front.alertMessage
-        run { [self] in engine.begin(self, alertMessage: alertMessage) }
+        if alertMessage.isEmpty {
+          // Nothing to carry but the session (the usual begin): see `invalidate(showing:)`.
+          run { [self] in engine.begin(self, alertMessage: "") }
+        } else {
+          run { [self] in engine.begin(self, alertMessage: alertMessage) }
+        }
       }
       return phase
     }
@@ -291,7 +298,13 @@ public final class NFCNDEFReaderSession: @unchecked Sendable, Hashable, CustomSt
     withShared { front in
       let begun = front.phase != .created
       front.phase = .invalidated
-      run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+      // A closure that captures the session alone has the session itself as its context, where one that
+      // carries more allocates a context for it: the usual call, with no message, carries nothing else.
+      switch (errorMessage, begun) {
+      case (nil, true): run { [self] in engine.invalidate(self, errorMessage: nil, begun: true) }
+      case (nil, false): run { [self] in engine.invalidate(self, errorMessage: nil, begun: false) }
+      default: run { [self] in engine.invalidate(self, errorMessage: errorMessage, begun: begun) }
+      }
     }
   }
 

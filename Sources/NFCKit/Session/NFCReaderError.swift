@@ -149,6 +149,10 @@ public struct NFCReaderError: ReaderKitError, Hashable {
     return storage
   }
 
+  /// Whether both errors share one block of fields (a copy of the other, neither changed since): then
+  /// they are equal, without comparing the fields.
+  func sharesStorage(with other: NFCReaderError) -> Bool { storage === other.storage }
+
   public static func == (lhs: NFCReaderError, rhs: NFCReaderError) -> Bool {
     lhs.storage === rhs.storage || lhs.storage.fieldsEqual(rhs.storage)
   }

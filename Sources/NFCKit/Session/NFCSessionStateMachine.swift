@@ -94,7 +94,9 @@ struct NFCSessionStateMachine {
     case release
     case startPolling(NFCRadioRequestID)
     case stopPolling(NFCRadioRequestID)
-    case send(RadioCommand, NFCRadioRequestID)
+    /// Boxed: the largest payload (a command and its request), which would otherwise make every action,
+    /// and every action of the system's machine that carries one, two words longer to move.
+    indirect case send(RadioCommand, NFCRadioRequestID)
     case presentSheet(alertMessage: String)
     case updateSheet(alertMessage: String)
     case dismissSheet(errorMessage: String?)
@@ -145,6 +147,10 @@ struct NFCSessionStateMachine {
     /// Holds the radio; polling requested for the round `lastRequest` (nothing else is sent before
     /// polling starts, so the round needs no box of its own).
     case starting
+    /// Polling, with no tag seen and nothing sent in the round `lastRequest`: an `Active` with nothing in
+    /// it, which the session needs no box for (most sessions end this way). The first tag or command
+    /// makes it `active` (`activeValue`).
+    case polling
     /// Polling: ready, detecting tags.
     indirect case active(Active)
     /// Over, for this reason; every later input is absorbed.
@@ -178,8 +184,20 @@ struct NFCSessionStateMachine {
 
   /// Whether the session polls (`isReady`).
   var isActive: Bool {
-    if case .active = state { return true }
-    return false
+    switch state {
+    case .polling, .active: return true
+    case .idle, .waiting, .starting, .invalidated, .updating: return false
+    }
+  }
+
+  /// The polling session's round, tags and commands: an empty one for the round `lastRequest` while
+  /// `polling`; `nil` when the session does not poll.
+  private var activeValue: Active? {
+    switch state {
+    case .polling: return Active(round: lastRequest)
+    case .active(let active): return active
+    case .idle, .waiting, .starting, .invalidated, .updating: return nil
+    }
   }
 
   /// The reason the session ended, once it has.
@@ -225,16 +243,16 @@ struct NFCSessionStateMachine {
   /// `alertMessage = message`: kept for the sheet, shown at once if the sheet is up.
   mutating func setAlertMessage(_ message: String) -> [Action] {
     alertMessage = message
-    if case .active = state { return [.updateSheet(alertMessage: message)] }
+    if isActive { return [.updateSheet(alertMessage: message)] }
     return []
   }
 
   /// `restartPolling()`: a new round; the handles of the old one go stale and their operations fail.
   /// No effect on read-only sessions (they restart by themselves as tags leave) or sessions not polling.
   mutating func restartPolling() -> [Action] {
-    guard mode.handsOutTags, case .active(let old) = state else { return [] }
-    let round = nextRequest()
-    state = .active(Active(round: round))
+    guard mode.handsOutTags, let old = activeValue else { return [] }
+    _ = nextRequest()
+    state = .polling
     let lost = NFCReaderError(
       .readerTransceiveErrorTagConnectionLost, "polling restarted; the tag handle is stale",
       context: ["reason": "pollingRestarted"])
@@ -242,7 +260,7 @@ struct NFCSessionStateMachine {
     let refs = old.tags.sorted().map { TagRef(round: old.round, tag: $0) }
     if !refs.isEmpty { actions.append(.tagsUnavailable(refs)) }
     actions += completions(of: old.pending, with: lost)
-    actions.append(.startPolling(round))
+    actions.append(.startPolling(lastRequest))
     return actions
   }
 
@@ -258,7 +276,7 @@ struct NFCSessionStateMachine {
     guard ref.round.session == id else {
       return fail(.readerErrorInvalidParameter, "the tag belongs to another session", reason: "foreignTag")
     }
-    guard case .active(var active) = state else {
+    guard var active = activeValue else {
       if case .invalidated = state {
         return fail(
           .readerTransceiveErrorSessionInvalidated, "the session is invalidated", reason: "sessionInvalidated")
@@ -310,7 +328,7 @@ struct NFCSessionStateMachine {
       out.append(.startPolling(round))
     case .invalidated:
       out.append(.release)  // Gone already: the radio goes back at once.
-    case .idle, .starting, .active, .updating:
+    case .idle, .starting, .polling, .active, .updating:
       break
     }
   }
@@ -336,7 +354,7 @@ struct NFCSessionStateMachine {
   /// `pollingStarted(_:)`, its actions appended to `out`.
   mutating func pollingStarted(_ round: NFCRadioRequestID, into out: inout [Action]) {
     guard case .starting = state, lastRequest == round else { return }
-    state = .active(Active(round: round))
+    state = .polling
     out.append(.presentSheet(alertMessage: alertMessage))
     out.append(.didBecomeActive)
   }
@@ -345,6 +363,8 @@ struct NFCSessionStateMachine {
     switch state {
     case .starting where lastRequest == round:
       return end(Self.error(for: failure, operation: "startPolling"))
+    case .polling where lastRequest == round:
+      return end(Self.error(for: failure, operation: "polling"))
     case .active(let active) where active.round == round:
       return end(Self.error(for: failure, operation: "polling"))
     default:
@@ -357,7 +377,7 @@ struct NFCSessionStateMachine {
     if case .starting = state, lastRequest == round {
       actions = pollingStarted(round)  // A radio may report a tag with the start of polling.
     }
-    guard case .active(var active) = state, active.round == round else { return actions }
+    guard var active = activeValue, active.round == round else { return actions }
     state = .updating
     let new = tags.filter { active.tags.insert($0).inserted }
     switch mode {
@@ -377,7 +397,7 @@ struct NFCSessionStateMachine {
   mutating func tagDelegateAnswered(implemented: Bool) -> [Action] {
     guard case .undecided(let invalidateAfterFirstRead) = mode else { return [] }
     mode = implemented ? .readWrite : .readOnly(invalidateAfterFirstRead: invalidateAfterFirstRead)
-    guard !implemented, case .active(var active) = state else { return [] }
+    guard !implemented, var active = activeValue else { return [] }
     state = .updating
     let inField = active.tags.sorted()
     var actions: [Action] = []
@@ -398,7 +418,7 @@ struct NFCSessionStateMachine {
   }
 
   mutating func tagRemoved(_ round: NFCRadioRequestID, _ tag: NFCRadioTagID) -> [Action] {
-    guard case .active(var active) = state, active.round == round else { return [] }
+    guard case .active(var active) = state, active.round == round else { return [] }  // `polling`: no tags.
     state = .updating
     defer { state = .active(active) }
     guard active.tags.remove(tag) != nil else { return [] }
@@ -409,6 +429,7 @@ struct NFCSessionStateMachine {
   mutating func userCanceled(_ round: NFCRadioRequestID) -> [Action] {
     switch state {
     case .starting where lastRequest == round: break
+    case .polling where lastRequest == round: break
     case .active(let active) where active.round == round: break
     default: return []
     }
@@ -418,7 +439,7 @@ struct NFCSessionStateMachine {
   }
 
   mutating func response(_ request: NFCRadioRequestID, _ response: NFCRadioResponse) -> [Action] {
-    guard case .active(var active) = state else { return [] }
+    guard case .active(var active) = state else { return [] }  // `polling`: nothing sent.
     state = .updating
     guard let pending = active.pending.removeValue(forKey: request) else {
       state = .active(active)
@@ -477,6 +498,12 @@ struct NFCSessionStateMachine {
     case .starting:
       state = .invalidated(error)
       out.append(.stopPolling(lastRequest))
+      out.append(.didInvalidate(error))
+      out.append(.release)
+    case .polling:
+      state = .invalidated(error)
+      out.append(.stopPolling(lastRequest))
+      out.append(.dismissSheet(errorMessage: errorMessage))
       out.append(.didInvalidate(error))
       out.append(.release)
     case .active(let active):

@@ -42,7 +42,20 @@ final class SessionLocks: @unchecked Sendable {
   /// Runs `body` holding the lock of session `id`; `body` must not take a session's lock.
   @inline(__always)
   func withLock<Result>(for id: UInt64, _ body: () -> Result) -> Result {
-    let mutex = mutexes + Int(truncatingIfNeeded: id % count)
+    Self.withLock(mutex(for: id), body)
+  }
+
+  /// The lock of session `id`, good while these locks are (for a session: while it lives, since it holds
+  /// its system, which holds them).
+  @inline(__always)
+  func mutex(for id: UInt64) -> UnsafeMutablePointer<pthread_mutex_t> {
+    mutexes + Int(truncatingIfNeeded: id % count)
+  }
+
+  /// Runs `body` holding `mutex`, one of these locks; `body` must not take a session's lock. Static, so a
+  /// caller that has the lock holds no reference to the locks' object across `body`.
+  @inline(__always)
+  static func withLock<Result>(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, _ body: () -> Result) -> Result {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return body()

@@ -7,3 +7,15 @@ extension Array {
     while !isEmpty { removeLast() }
   }
 }
+
+extension Array {
+  /// The element at `index`, moved out with `placeholder` left in its place: for a buffer whose elements
+  /// are each read once before it is emptied, so an element handed on is neither copied nor destroyed
+  /// twice (a placeholder without payload costs nothing to destroy).
+  @inline(__always)
+  mutating func take(at index: Int, leaving placeholder: Element) -> Element {
+    var element = placeholder
+    swap(&element, &self[index])
+    return element
+  }
+}

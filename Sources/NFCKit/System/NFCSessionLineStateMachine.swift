@@ -37,8 +37,9 @@ struct NFCSessionLineStateMachine {
   private enum State: Equatable {
     /// Nobody; the line is empty.
     case idle
-    /// The session holds the radio (starting or polling).
-    case running(SessionID)
+    /// The session holds the radio (starting or polling); `timed`: its time limit may be armed (it was
+    /// begun under a policy with one, or waited in line, where that is not kept), so its release disarms it.
+    case running(SessionID, timed: Bool)
   }
 
   private var state = State.idle
@@ -50,7 +51,7 @@ struct NFCSessionLineStateMachine {
 
   /// The session holding the radio.
   var running: SessionID? {
-    if case .running(let id) = state { return id }
+    if case .running(let id, _) = state { return id }
     return nil
   }
 
@@ -76,10 +77,10 @@ struct NFCSessionLineStateMachine {
     }
     switch state {
     case .idle:
-      state = .running(id)
+      state = .running(id, timed: policy.sessionTimeout != nil)
       if let limit = policy.sessionTimeout { out.append(.armTimeout(id, after: max(limit, .zero))) }
       out.append(.activate(id))
-    case .running(let holder):
+    case .running(let holder, _):
       guard policy.whenBusy == .queue else {
         out.append(
           .end(
@@ -104,8 +105,9 @@ struct NFCSessionLineStateMachine {
 
   /// `released(_:)`, its actions appended to `out`.
   mutating func released(_ id: SessionID, into out: inout [Action]) {
-    if state == .running(id) {
-      out.append(.disarmTimeout(id))
+    if case .running(id, let timed) = state {
+      // Only a time limit that was armed is disarmed.
+      if timed { out.append(.disarmTimeout(id)) }
       if let next = next() { out.append(next) }
       return
     }
@@ -125,7 +127,7 @@ struct NFCSessionLineStateMachine {
     guard isMember(id) else { return }
     let error = NFCReaderError(
       .readerSessionInvalidationErrorSessionTimeout, "the session reached the system's time limit")
-    if state == .running(id) { return out.append(.end(id, error)) }
+    if running == id { return out.append(.end(id, error)) }
     guard waiting.remove(id) else { return }
     leaving.insert(id)
     var waited = error
@@ -144,7 +146,7 @@ struct NFCSessionLineStateMachine {
   mutating func terminated(into out: inout [Action]) {
     let error = NFCReaderError(
       .readerSessionInvalidationErrorSessionTerminatedUnexpectedly, "the system ended the session")
-    if case .running(let id) = state { out.append(.end(id, error)) }
+    if case .running(let id, _) = state { out.append(.end(id, error)) }
     var waited = error
     waited.context["while"] = "waiting"
     for id in waiting.removeAll() {
@@ -155,7 +157,7 @@ struct NFCSessionLineStateMachine {
 
   /// Whether the session was begun and not yet released: it holds the radio, waits, or was ended in line.
   private func isMember(_ id: SessionID) -> Bool {
-    state == .running(id) || waiting.contains(id) || (!leaving.isEmpty && leaving.contains(id))
+    running == id || waiting.contains(id) || (!leaving.isEmpty && leaving.contains(id))
   }
 
   /// Hands the radio to the next in line, if any; returns what that asks.
@@ -164,7 +166,7 @@ struct NFCSessionLineStateMachine {
       state = .idle
       return nil
     }
-    state = .running(id)
+    state = .running(id, timed: true)  // Whether it was armed is not kept for those who wait.
     return .activate(id)
   }
 }

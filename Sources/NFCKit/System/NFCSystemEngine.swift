@@ -31,6 +31,10 @@ final class NFCSystemEngine: @unchecked Sendable {
   @exclusivity(unchecked) private var timers = SessionTable<ScheduledWork>()
   /// An empty array of actions with room, handed to the machine for the next input.
   @exclusivity(unchecked) private var spareActions: [NFCSystemStateMachine.Action] = []
+  /// The last error a delegate's `didInvalidateWithError` got, and the `any Error` box it got it in
+  /// (`boxed(_:)`).
+  @exclusivity(unchecked) private var lastInvalidation: NFCReaderError?
+  @exclusivity(unchecked) private var lastInvalidationBox: (any Error)?
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
@@ -101,20 +105,22 @@ final class NFCSystemEngine: @unchecked Sendable {
 
   /// Feeds `input` to the machine and performs what it asks. `caller`: the session whose call it is,
   /// for the actions of a session the system keeps nothing for (never begun, or ended).
-  private func handle(_ input: NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
+  private func handle(_ input: consuming NFCSystemStateMachine.Input, from caller: NFCNDEFReaderSession?) {
     // The buffer is lent to the machine and taken back emptied, so an input allocates no array of
     // actions; an input handled while the actions of another are being performed gets its own.
     var actions = spareActions
     spareActions = []
     machine.handle(input, into: &actions)
-    perform(actions, caller: caller)
+    perform(&actions, caller: caller)
     actions.empty()
     spareActions = actions
     runningSnapshot.store(machine.running ?? 0, ordering: .releasing)
     waitingSnapshot.store(machine.waitingCount, ordering: .releasing)
   }
 
-  private func perform(_ actions: [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
+  /// Performs `actions` in order; a session's action is moved out of the buffer (`ended(0)` is left in its
+  /// place), not copied: the caller empties the buffer next.
+  private func perform(_ actions: inout [NFCSystemStateMachine.Action], caller: NFCNDEFReaderSession?) {
     // By index: an action is read where it lies, not copied into a loop variable first.
     for index in actions.indices {
       switch actions[index] {
@@ -127,9 +133,14 @@ final class NFCSystemEngine: @unchecked Sendable {
         }
       case .disarmTimeout(let id):
         if let work = timers.removeValue(forKey: id) { scheduler.cancel(work) }
-      case .session(let id, let action):
-        guard let session = session(id, caller) else { continue }
-        perform(action, of: session)
+      case .session(let id, _):
+        // The caller's own action (the usual case) is performed with the caller as it is lent to this
+        // call, with no reference of its own taken for it.
+        if let caller, caller.identifier == id {
+          perform(Self.sessionAction(at: index, of: &actions), of: caller)
+        } else if let session = live[id] {
+          perform(Self.sessionAction(at: index, of: &actions), of: session)
+        }
       case .offerTags(let id, let refs):
         guard let session = session(id, caller) else { continue }
         let tags = handOut(refs, of: session)
@@ -147,6 +158,17 @@ final class NFCSystemEngine: @unchecked Sendable {
     }
   }
 
+  /// The session's action at `index` of `actions`, a `session` action, moved out (`ended(0)` is left in
+  /// its place).
+  private static func sessionAction(
+    at index: Int, of actions: inout [NFCSystemStateMachine.Action]
+  ) -> NFCSessionStateMachine.Action {
+    guard case .session(_, let action) = actions.take(at: index, leaving: .ended(0)) else {
+      preconditionFailure("not a session's action")
+    }
+    return action
+  }
+
   /// The session an action is for: a begun one the system keeps, or the caller.
   private func session(_ id: UInt64, _ caller: NFCNDEFReaderSession?) -> NFCNDEFReaderSession? {
     // Identifiers are unique in a system, so a caller with the identifier is the session kept, if any.
@@ -154,8 +176,8 @@ final class NFCSystemEngine: @unchecked Sendable {
     return live[id]
   }
 
-  private func perform(_ action: NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
-    switch action {
+  private func perform(_ action: consuming NFCSessionStateMachine.Action, of session: NFCNDEFReaderSession) {
+    switch consume action {
     case .submit, .release:
       break  // Routed by the system's machine.
     case .startPolling(let round):
@@ -189,8 +211,21 @@ final class NFCSystemEngine: @unchecked Sendable {
       if let completion = session.completions.removeValue(forKey: op) { session.delivery.run { completion(outcome) } }
     case .didInvalidate(let error):
       publish(.didInvalidate(error), of: session) { $0.becomeInvalidated() }
-      deliver(to: session) { $0.readerSession($1, didInvalidateWithError: error) }
+      let box = boxed(error)
+      deliver(to: session) { $0.readerSession($1, didInvalidateWithError: box) }
     }
+  }
+
+  /// `error` as the `any Error` a delegate's `didInvalidateWithError` takes: the box made for the last
+  /// invalidation when `error` is a copy of that one (sessions mostly end for the same reason, built
+  /// once, like the app's own `invalidate()`), so such an end allocates no box. A box is immutable and
+  /// an error's identity is not part of its value, so a delegate cannot tell.
+  private func boxed(_ error: NFCReaderError) -> any Error {
+    if let last = lastInvalidation, last.sharesStorage(with: error), let box = lastInvalidationBox { return box }
+    let box: any Error = error
+    lastInvalidation = error
+    lastInvalidationBox = box
+    return box
   }
 
   /// The handles of new tags, kept until they become unavailable.

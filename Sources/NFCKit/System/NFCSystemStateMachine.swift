@@ -111,13 +111,15 @@ struct NFCSystemStateMachine {
 
   /// Handles one input and every follow-up it leads to; appends the actions to `out`, in order. A
   /// driver that hands back the same emptied buffer each time allocates no array per input.
-  mutating func handle(_ input: Input, into out: inout [Action]) {
+  /// The input is taken, not copied: its payload moves into the step that handles it.
+  mutating func handle(_ input: consuming Input, into out: inout [Action]) {
     swap(&actions, &out)
     defer { swap(&actions, &out) }
     step(input)
     var next = 0
     while next < followUps.count {
-      let followUp = followUps[next]
+      // Moved out (`leave(0)` left in its place), not copied: the buffer is emptied next.
+      let followUp = followUps.take(at: next, leaving: .leave(0))
       next += 1
       step(followUp)
     }
@@ -126,41 +128,44 @@ struct NFCSystemStateMachine {
 
   // MARK: Inputs
 
-  private mutating func step(_ input: Input) {
-    switch input {
+  private mutating func step(_ input: consuming Input) {
+    switch consume input {
     case .begin(let id, let mode, let alertMessage, let policy, let unavailable):
       guard !sessions.contains(id) else { return }
       var session = Session(id: id, mode: mode, alertMessage: alertMessage)
       var outputs = takeSessionOutputs()
       session.begin(into: &outputs)
-      sessions[id] = session
-      route(id, outputs, joining: (policy, unavailable))
+      sessions.insertNew(id, session)
+      route(id, &outputs, joining: (policy, unavailable))
       giveBack(&outputs)
     case .invalidate(let id, let errorMessage, let begun):
       if !routeSession(id, { $0.invalidate(errorMessage: errorMessage, into: &$1) }), !begun {
         // Never begun: it ends without ever having reached the line.
         var unbegun = Session(id: id, mode: .readWrite)
-        route(id, unbegun.invalidate(errorMessage: errorMessage))
+        var outputs = unbegun.invalidate(errorMessage: errorMessage)
+        route(id, &outputs)
       }
     case .setAlertMessage(let id, let message):
-      if let outputs = sessions.update(id, { $0.setAlertMessage(message) }) { route(id, outputs) }
+      if var outputs = sessions.update(id, { $0.setAlertMessage(message) }) { route(id, &outputs) }
     case .restartPolling(let id):
-      if let outputs = sessions.update(id, { $0.restartPolling() }) { route(id, outputs) }
+      if var outputs = sessions.update(id, { $0.restartPolling() }) { route(id, &outputs) }
     case .perform(let id, let operation, let ref, let op):
-      if let outputs = sessions.update(id, { $0.perform(operation, on: ref, id: op) }) {
-        route(id, outputs)
+      if var outputs = sessions.update(id, { $0.perform(operation, on: ref, id: op) }) {
+        route(id, &outputs)
       } else {
         var ended = Session.ended(id: id)
-        route(id, ended.perform(operation, on: ref, id: op))
+        var outputs = ended.perform(operation, on: ref, id: op)
+        route(id, &outputs)
       }
     case .tagDelegateAnswered(let id, let implemented, let offered):
       guard sessions.contains(id) else { return }
       if implemented { actions.append(.publishTags(id, offered)) }
       guard
-        let (outputs, mode) = sessions.update(id, { ($0.tagDelegateAnswered(implemented: implemented), $0.mode) })
+        let (answered, mode) = sessions.update(id, { ($0.tagDelegateAnswered(implemented: implemented), $0.mode) })
       else { return }
       actions.append(.modeSettled(id, mode))
-      route(id, outputs)
+      var outputs = answered
+      route(id, &outputs)
     case .radio(let event):
       radio(event)
     case .timeLimitReached(let id):
@@ -168,8 +173,8 @@ struct NFCSystemStateMachine {
     }
   }
 
-  private mutating func radio(_ event: NFCRadioEvent) {
-    switch event {
+  private mutating func radio(_ event: consuming NFCRadioEvent) {
+    switch consume event {
     case .pollingStarted(let round):
       _ = routeSession(round.session) { $0.pollingStarted(round, into: &$1) }
     case .pollingFailed(let round, let failure):
@@ -191,12 +196,12 @@ struct NFCSystemStateMachine {
   /// has let go finds nobody.
   private mutating func feed(_ request: NFCRadioRequestID, _ input: (inout Session) -> [Session.Action]) {
     let id = request.session
-    guard let outputs = sessions.update(id, input) else { return }
-    route(id, outputs)
+    guard var outputs = sessions.update(id, input) else { return }
+    route(id, &outputs)
   }
 
-  private mutating func step(_ followUp: FollowUp) {
-    switch followUp {
+  private mutating func step(_ followUp: consuming FollowUp) {
+    switch consume followUp {
     case .join(let id, let policy, let unavailable):
       routeLine { $0.begin(id, policy: policy, unavailable: unavailable, into: &$1) }
     case .leave(let id):
@@ -229,7 +234,7 @@ struct NFCSystemStateMachine {
     var outputs = takeSessionOutputs()
     defer { giveBack(&outputs) }
     guard sessions.update(id, { step(&$0, &outputs) }) != nil else { return false }
-    route(id, outputs)
+    route(id, &outputs)
     return true
   }
 
@@ -258,11 +263,12 @@ struct NFCSystemStateMachine {
   }
 
   /// A session's outputs: joining and leaving the line become follow-ups; everything else is an action.
+  /// An output that becomes an action is moved into it (`submit` is left in its place), not copied: the
+  /// caller empties the buffer next.
   private mutating func route(
-    _ id: SessionID, _ outputs: [Session.Action],
+    _ id: SessionID, _ outputs: inout [Session.Action],
     joining: (policy: NFCSystemPolicy, unavailable: NFCRadioFailure?)? = nil
   ) {
-    // By index: each output is copied once, into its action, not first into a loop variable.
     for index in outputs.indices {
       switch outputs[index] {
       case .submit:
@@ -276,10 +282,10 @@ struct NFCSystemStateMachine {
         if case .undecided? = sessions[id]?.mode {
           actions.append(.offerTags(id, refs))
         } else {
-          actions.append(.session(id, outputs[index]))
+          actions.append(.session(id, outputs.take(at: index, leaving: .submit)))
         }
       default:
-        actions.append(.session(id, outputs[index]))
+        actions.append(.session(id, outputs.take(at: index, leaving: .submit)))
       }
     }
   }

@@ -25,6 +25,8 @@ struct SessionLine {
 
   /// Takes the session at the front.
   mutating func pop() -> UInt64? {
+    // Nobody in line (the usual case as a session ends): nothing to skip or drop.
+    guard !items.isEmpty else { return nil }
     while head < items.count {
       let id = items[head]
       head += 1

@@ -48,6 +48,13 @@ struct SessionTable<Value> {
     return body(&values[slot]!)
   }
 
+  /// Adds the entry of session `id`, which has none (the caller has checked): the table is not searched
+  /// for it first, and `value` is moved in.
+  mutating func insertNew(_ id: UInt64, _ value: consuming Value) {
+    assert(find(id) == nil, "session \(id) has an entry already")
+    insert(id, value)
+  }
+
   /// Whether session `id` has an entry.
   func contains(_ id: UInt64) -> Bool {
     find(id) != nil
@@ -83,7 +90,7 @@ struct SessionTable<Value> {
     }
   }
 
-  private mutating func insert(_ id: UInt64, _ value: Value) {
+  private mutating func insert(_ id: UInt64, _ value: consuming Value) {
     precondition(id != .max, "session identifiers are below UInt64.max")
     if (count + 1) * 8 > keys.count * 7 { grow() }
     var slot = home(id)

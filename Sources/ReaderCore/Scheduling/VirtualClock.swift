@@ -126,29 +126,35 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
   /// by `limit` (`nil`: by `now` as the drive starts), one at a time and in order, with `now` set to
   /// each item's deadline; then, if `movingTime`, sets `now` to `limit` (if later).
   ///
-  /// One lock to start, one per item around taking it from the queue, and the one that finds nothing
-  /// more due also ends the drive: a run of a few items (a session's steps) takes few locks.
+  /// One lock per item around taking it from the queue, the first of which also starts the drive, and the
+  /// one that finds nothing more due also ends it: a run of a few items (a session's steps) takes few
+  /// locks, and a drive that finds nothing due takes one.
   private func drive(by limit: Duration?, movingTime: Bool) {
     let thread = Self.currentThread
-    let start = state.withLock { state -> Duration? in
-      guard !state.driving else { return nil }
-      state.driving = true
-      driverNow = state.now
-      return state.now
-    }
-    guard let start else { preconditionFailure("VirtualClock is driven from two places at once") }
-    let limit = limit ?? start
-    // Set and cleared by the driver alone: a thread reading its own id here is the driver.
-    runner.store(thread, ordering: .relaxed)
+    var started = false
+    var drivenElsewhere = false
+    var end = limit ?? .zero
     while let due = state.withLock({ state -> Due? in
-      if let item = state.queue.pop(dueBy: limit) {
+      if !started {
+        guard !state.driving else {
+          drivenElsewhere = true
+          return nil
+        }
+        started = true
+        state.driving = true
+        driverNow = state.now
+        if limit == nil { end = state.now }
+        // Set and cleared by the driver alone: a thread reading its own id here is the driver.
+        runner.store(thread, ordering: .relaxed)
+      }
+      if let item = state.queue.pop(dueBy: end) {
         if item.deadline.attoseconds > state.now.attoseconds { state.now = item.deadline }
         driverNow = state.now
         return Due(work: item.work)
       }
-      if movingTime, limit.attoseconds > state.now.attoseconds {
-        state.now = limit
-        driverNow = limit
+      if movingTime, end.attoseconds > state.now.attoseconds {
+        state.now = end
+        driverNow = end
       }
       runner.store(0, ordering: .relaxed)
       state.driving = false
@@ -156,6 +162,7 @@ public final class VirtualClock: Scheduler, Clock, Sendable {
     }) {
       due.work()
     }
+    if drivenElsewhere { preconditionFailure("VirtualClock is driven from two places at once") }
   }
 
   /// A work item taken from the queue, out of the lock. A struct rather than the bare closure: a closure

@@ -298,9 +298,11 @@ public final class SimulatedNFCRadio: NFCRadio, Sendable {
         return .pollingFailed(round, failure)
       }
       world.round = round
+      // The start captures the radio alone (no context to allocate) and finds its round in the world: a
+      // round that ends cancels its start, so the start that runs is the current round's.
       world.pendingStart = self.clock.schedule(after: world.timing.pollingStart) { [self] in
         fire { world in
-          guard world.round == round, !world.polling else { return nil }
+          guard world.pendingStart != nil, let round = world.round, !world.polling else { return nil }
           world.pendingStart = nil
           world.polling = true
           self.record(nil, "pollingStarted", in: &world)
