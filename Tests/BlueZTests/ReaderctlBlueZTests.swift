@@ -23,19 +23,21 @@ import Testing
   }
 
   /// Runs the built `readerctl` to its end, reading its output and waiting for it on a thread of its
-  /// own; one still running after 50 s is killed (SIGTERM, then SIGKILL) and the run throws.
+  /// own, taking turns with the other `readerctl` runs (`ChildProcessGate.shared`: as many at once as the
+  /// machine has cores; `elapsed` counts from the start, not the wait for a turn); one still running
+  /// after 50 s is killed (SIGTERM, then SIGKILL) and the run throws.
   static func readerctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let started = ContinuousClock.now
-    try process.runWithSignalsUnblocked()
-    return try await offPool {
+    try await ChildProcessGate.shared.withTurn {
+      let process = Process()
+      process.executableURL = executable
+      process.arguments = arguments
+      process.environment = environment.merging(["PATH": "/usr/bin:/bin", "TERM": "dumb"]) { a, _ in a }
+      let out = Pipe()
+      let err = Pipe()
+      process.standardOutput = out
+      process.standardError = err
+      let started = ContinuousClock.now
+      try process.runWithSignalsUnblocked()
       var stdout = Data()
       var stderr = Data()
       try process.bounded(within: .seconds(50)) {
