@@ -190,6 +190,15 @@ struct NFCSessionStateMachine {
     }
   }
 
+  /// Whether the session polls in `round` (`polling` or `active`).
+  private func polls(in round: NFCRadioRequestID) -> Bool {
+    switch state {
+    case .polling: return lastRequest == round
+    case .active(let active): return active.round == round
+    case .idle, .waiting, .starting, .invalidated, .updating: return false
+    }
+  }
+
   /// The polling session's round, tags and commands: an empty one for the round `lastRequest` while
   /// `polling`; `nil` when the session does not poll.
   private var activeValue: Active? {
@@ -363,10 +372,8 @@ struct NFCSessionStateMachine {
     switch state {
     case .starting where lastRequest == round:
       return end(Self.error(for: failure, operation: "startPolling"))
-    case .polling where lastRequest == round:
-      return end(Self.error(for: failure, operation: "polling"))
-    case .active(let active) where active.round == round:
-      return end(Self.error(for: failure, operation: "polling"))
+    case .polling, .active:
+      return polls(in: round) ? end(Self.error(for: failure, operation: "polling")) : []
     default:
       return []
     }
@@ -429,8 +436,7 @@ struct NFCSessionStateMachine {
   mutating func userCanceled(_ round: NFCRadioRequestID) -> [Action] {
     switch state {
     case .starting where lastRequest == round: break
-    case .polling where lastRequest == round: break
-    case .active(let active) where active.round == round: break
+    case .polling, .active: if !polls(in: round) { return [] }
     default: return []
     }
     return end(
@@ -501,6 +507,7 @@ struct NFCSessionStateMachine {
       out.append(.didInvalidate(error))
       out.append(.release)
     case .polling:
+      // `active`'s ending with nothing seen or sent, without making the empty `Active` for it.
       state = .invalidated(error)
       out.append(.stopPolling(lastRequest))
       out.append(.dismissSheet(errorMessage: errorMessage))

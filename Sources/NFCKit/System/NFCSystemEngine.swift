@@ -33,8 +33,7 @@ final class NFCSystemEngine: @unchecked Sendable {
   @exclusivity(unchecked) private var spareActions: [NFCSystemStateMachine.Action] = []
   /// The last error a delegate's `didInvalidateWithError` got, and the `any Error` box it got it in
   /// (`boxed(_:)`).
-  @exclusivity(unchecked) private var lastInvalidation: NFCReaderError?
-  @exclusivity(unchecked) private var lastInvalidationBox: (any Error)?
+  @exclusivity(unchecked) private var lastInvalidation: (error: NFCReaderError, box: any Error)?
 
   init(radio: any NFCRadio, scheduler: any Scheduler) {
     self.radio = radio
@@ -221,10 +220,9 @@ final class NFCSystemEngine: @unchecked Sendable {
   /// once, like the app's own `invalidate()`), so such an end allocates no box. A box is immutable and
   /// an error's identity is not part of its value, so a delegate cannot tell.
   private func boxed(_ error: NFCReaderError) -> any Error {
-    if let last = lastInvalidation, last.sharesStorage(with: error), let box = lastInvalidationBox { return box }
+    if let last = lastInvalidation, last.error.sharesStorage(with: error) { return last.box }
     let box: any Error = error
-    lastInvalidation = error
-    lastInvalidationBox = box
+    lastInvalidation = (error, box)
     return box
   }
 
