@@ -61,4 +61,36 @@ import Testing
     #expect(table.isEmpty)
     #expect(table[7] == nil)
   }
+
+  @Test func consecutiveSessionsLieInConsecutiveSlotsSoALongLineIsWalkedInOrder() {
+    var table = SessionTable<UInt64>()
+    for id in UInt64(1)...100_000 { table[id] = id }
+    var previous = table.slot(of: 1)
+    for id in UInt64(2)...100_000 {
+      let slot = table.slot(of: id)
+      guard let before = previous, let slot, slot == before + 1 || slot == 0 else {
+        Issue.record("session \(id) is in slot \(String(describing: slot)), after \(String(describing: previous))")
+        return
+      }
+      previous = slot
+    }
+  }
+
+  @Test func identifiersSpacedByAPowerOfTwoAreAllFoundAndRemoved() {
+    for stride in [UInt64(2), 8, 64, 4_096, 1 << 20] {
+      var random = SeededRandom(seed: stride)
+      var table = SessionTable<UInt64>()
+      var ids = (UInt64(0)..<3_000).map { 5 + $0 * stride }
+      for id in ids { table[id] = id }
+      ids.shuffle(using: &random)
+      for (index, id) in ids.enumerated() {
+        #expect(table.removeValue(forKey: id) == id, "stride \(stride)")
+        // The entries still present are all found after each removal moved a run back.
+        if index % 500 == 0 {
+          #expect(ids[(index + 1)...].allSatisfy { table[$0] == $0 }, "stride \(stride), after \(index + 1) removals")
+        }
+      }
+      #expect(table.isEmpty, "stride \(stride)")
+    }
+  }
 }

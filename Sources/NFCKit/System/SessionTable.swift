@@ -3,16 +3,20 @@
 ///
 /// Open addressing with linear probing in one power-of-two array of keys and one of values, filled up
 /// to seven eighths, and removal by shifting the entries after the hole back (no tombstones, so a long
-/// run of sessions leaves nothing behind). Identifiers are numbers a system hands out, never chosen
-/// from outside, so a multiplicative hash spreads them; `Dictionary`'s seeded hash and its three-quarter
-/// fill are not needed, and would cost time at every step and up to twice the memory. Every
-/// operation is O(1) expected; storage grows by doubling and is released when the table empties.
+/// run of sessions leaves nothing behind). Identifiers are numbers a system hands out in order, never
+/// chosen from outside, so an identifier's low bits are its slot: the sessions of a line sit side by side
+/// and are walked in memory order (a multiplicative hash scattered them, and a line of a hundred thousand
+/// paid a cache miss per lookup, half again the time per session of a short line). Entries are kept in
+/// order of their home slot along each run (Robin Hood), so a search, and the shift after a removal, stop
+/// where the run no longer concerns them. Identifiers spaced by a multiple of the capacity share a slot and
+/// make runs longer, but only the system handing out that many identifiers in between spaces them so.
+/// `Dictionary`'s seeded hash and its three-quarter fill are not needed, and would cost time at every
+/// step and up to twice the memory. Every operation is O(1) expected; storage grows by doubling and is
+/// released when the table empties.
 struct SessionTable<Value> {
   /// `id + 1` per slot; 0 marks an empty slot.
   private var keys: [UInt64] = []
   private var values: [Value?] = []
-  /// `64 - log2(capacity)`: the hash's top bits pick the home slot.
-  private var shift: UInt64 = 64
   /// How many entries the table holds.
   private(set) var count = 0
 
@@ -69,35 +73,83 @@ struct SessionTable<Value> {
     return value
   }
 
+  /// The slot holding session `id`'s entry (for tests of the layout).
+  func slot(of id: UInt64) -> Int? {
+    find(id)
+  }
+
   // MARK: Slots
 
-  private func home(_ id: UInt64) -> Int { Self.home(id, shift: shift) }
+  /// The slot where session `id`'s probe starts: its identifier's low bits. Identifiers are handed out in
+  /// order and the live ones form a moving window, so consecutive sessions sit in consecutive slots and a
+  /// long line is walked through memory in order, not at random.
+  @inline(__always)
+  private static func home(_ id: UInt64, mask: Int) -> Int {
+    Int(truncatingIfNeeded: id) & mask
+  }
 
-  /// The slot where session `id`'s probe starts in a table whose `shift` keeps the hash's top bits.
-  private static func home(_ id: UInt64, shift: UInt64) -> Int {
-    Int(truncatingIfNeeded: (id &* 0x9E37_79B9_7F4A_7C15) >> shift)
+  /// How far the entry with stored key `key` (`id + 1`) lies past its home slot `slot`.
+  @inline(__always)
+  private static func distance(of key: UInt64, at slot: Int, mask: Int) -> Int {
+    (slot &- home(key &- 1, mask: mask)) & mask
   }
 
   private func find(_ id: UInt64) -> Int? {
     guard count > 0, id != .max else { return nil }
-    let key = id &+ 1
-    var slot = home(id)
+    let (key, mask) = (id &+ 1, self.mask)
+    var slot = Self.home(id, mask: mask)
+    var distance = 0
     while true {
       let stored = keys[slot]
       if stored == key { return slot }
-      if stored == 0 { return nil }
+      // Entries lie in order of their home along a run, so one closer to its home than `id` would be to
+      // its own means `id` is not in the run.
+      if stored == 0 || Self.distance(of: stored, at: slot, mask: mask) < distance { return nil }
       slot = (slot &+ 1) & mask
+      distance &+= 1
     }
   }
 
   private mutating func insert(_ id: UInt64, _ value: consuming Value) {
     precondition(id != .max, "session identifiers are below UInt64.max")
     if (count + 1) * 8 > keys.count * 7 { grow() }
-    var slot = home(id)
-    while keys[slot] != 0 { slot = (slot &+ 1) & mask }
-    keys[slot] = id &+ 1
-    values[slot] = value
+    var moving: Value? = consume value
+    let mask = self.mask
+    keys.withUnsafeMutableBufferPointer { keys in
+      values.withUnsafeMutableBufferPointer { values in
+        Self.place(id &+ 1, &moving, keys: keys, values: values, mask: mask)
+      }
+    }
     count += 1
+  }
+
+  /// Puts `key` and `value` in their run: an entry further from its home than the one being placed keeps
+  /// its slot, one nearer gives it up and is placed further on in turn (Robin Hood), so every run stays in
+  /// order of home and a search can stop early. `value` is moved into place, never copied.
+  private static func place(
+    _ key: UInt64, _ value: inout Value?, keys: UnsafeMutableBufferPointer<UInt64>,
+    values: UnsafeMutableBufferPointer<Value?>, mask: Int
+  ) {
+    var key = key
+    var slot = home(key &- 1, mask: mask)
+    var distance = 0
+    while true {
+      let stored = keys[slot]
+      if stored == 0 {
+        keys[slot] = key
+        swap(&values[slot], &value)
+        return
+      }
+      let storedDistance = Self.distance(of: stored, at: slot, mask: mask)
+      if storedDistance < distance {
+        keys[slot] = key
+        key = stored
+        swap(&values[slot], &value)
+        distance = storedDistance
+      }
+      slot = (slot &+ 1) & mask
+      distance &+= 1
+    }
   }
 
   private mutating func remove(at removed: Int) {
@@ -107,31 +159,26 @@ struct SessionTable<Value> {
       self = Self()
       return
     }
+    // Entries after the hole move back one slot each, up to one that is at its home or an empty slot; the
+    // removed value travels to the end of the run and is dropped there.
+    let mask = self.mask
     var hole = removed
+    while true {
+      let next = (hole &+ 1) & mask
+      let stored = keys[next]
+      if stored == 0 || Self.distance(of: stored, at: next, mask: mask) == 0 { break }
+      keys[hole] = stored
+      values.swapAt(hole, next)
+      hole = next
+    }
     keys[hole] = 0
     values[hole] = nil
-    var next = hole
-    while true {
-      next = (next &+ 1) & mask
-      let stored = keys[next]
-      if stored == 0 { return }
-      // The entry at `next` may fill the hole unless its home lies cyclically after the hole.
-      let fromHome = (next &- home(stored &- 1)) & mask
-      if fromHome >= (next &- hole) & mask {
-        keys[hole] = stored
-        keys[next] = 0
-        values.swapAt(hole, next)
-        hole = next
-      }
-    }
   }
 
-  /// Doubles the storage and moves every entry to its slot there: each value is swapped into place
-  /// (moved, never copied) and the fill is not checked again per entry, so a line of a hundred
-  /// thousand sessions pays little for the table's growth.
+  /// Doubles the storage and places every entry again: each value is moved, never copied, and the fill is
+  /// not checked again per entry, so a line of a hundred thousand sessions pays little for the table's growth.
   private mutating func grow() {
     let capacity = max(8, keys.count * 2)
-    let newShift = UInt64(64 - capacity.trailingZeroBitCount)
     let newMask = capacity - 1
     var newKeys = [UInt64](repeating: 0, count: capacity)
     var newValues = [Value?](repeating: nil, count: capacity)
@@ -140,11 +187,7 @@ struct SessionTable<Value> {
         newKeys.withUnsafeMutableBufferPointer { newKeys in
           newValues.withUnsafeMutableBufferPointer { newValues in
             for old in oldKeys.indices where oldKeys[old] != 0 {
-              let key = oldKeys[old]
-              var slot = Self.home(key &- 1, shift: newShift)
-              while newKeys[slot] != 0 { slot = (slot &+ 1) & newMask }
-              newKeys[slot] = key
-              swap(&newValues[slot], &oldValues[old])
+              Self.place(oldKeys[old], &oldValues[old], keys: newKeys, values: newValues, mask: newMask)
             }
           }
         }
@@ -152,6 +195,5 @@ struct SessionTable<Value> {
     }
     keys = newKeys
     values = newValues
-    shift = newShift
   }
 }
