@@ -1,7 +1,7 @@
 /// The most recent entries of a simulated world's log: a world that runs for days (thousands of
 /// sessions, each leaving a few entries) keeps the last `capacity` entries in a ring, so its memory stops
 /// growing once the ring is full, and appending no longer moves the whole log to a larger block.
-struct RecentLog<Entry> {
+struct RecentLog<Entry>: Sendable where Entry: Sendable {
   /// How many entries are kept (at least one).
   let capacity: Int
   /// The entries kept; once full, `oldest` is where the oldest lies and the next one goes.

@@ -25,9 +25,10 @@ import Testing
   /// Runs the built `readerctl` to its end, reading its output and waiting for it on a thread of its
   /// own, taking turns with the other `readerctl` runs (`ChildProcessGate.shared`: as many at once as the
   /// machine has cores; `elapsed` counts from the start, not the wait for a turn); one still running
-  /// after 50 s is killed (SIGTERM, then SIGKILL) and the run throws.
+  /// after 50 s (or `ChildProcessGate.limitAfterAnOverrun`, once a run was killed at its limit) is killed
+  /// (SIGTERM, then SIGKILL) and the run throws.
   static func readerctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
-    try await ChildProcessGate.shared.withTurn {
+    try await ChildProcessGate.shared.withTurn(killedOnCancel: { child in
       let process = Process()
       process.executableURL = executable
       process.arguments = arguments
@@ -38,17 +39,25 @@ import Testing
       process.standardError = err
       let started = ContinuousClock.now
       try process.runWithSignalsUnblocked()
+      child.started(process)
+      defer { child.ended() }
       var stdout = Data()
       var stderr = Data()
-      try process.bounded(within: .seconds(50)) {
-        stdout = out.fileHandleForReading.readDataToEndOfFile()
-        stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+      let (limit, shortened) = ChildProcessGate.shared.limit(.seconds(50))
+      do {
+        try process.bounded(within: limit) {
+          stdout = out.fileHandleForReading.readDataToEndOfFile()
+          stderr = err.fileHandleForReading.readDataToEndOfFile()
+          process.waitUntilExit()
+        }
+      } catch let timeout as ChildProcessTimeout {
+        ChildProcessGate.shared.noteOverrun(of: timeout.command)
+        throw BlueZPeer.Failure(description: "\(timeout)" + (shortened.map { " (\($0))" } ?? ""))
       }
       return Run(
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
         stderr: String(decoding: stderr, as: UTF8.self), elapsed: ContinuousClock.now - started)
-    }
+    })
   }
 
   /// A directory of its own for a test's files, removed at the end.

@@ -107,6 +107,23 @@ private let hour = Duration.seconds(3600)
     #expect(SimulatedReader(serialNumber: "x", deviceType: .wisePad3, distance: 1).meanSignalStrength == -45)
   }
 
+  @Test func theWorldKeepsItsLatestEventsAndCountsEveryOne() {
+    let clock = VirtualClock()
+    let world = SimulatedBluetoothCentral(clock: clock, seed: 3, logCapacity: 4)
+    world.add(m2)
+    let first = world.changeCount
+    for round in 0..<5 {
+      world.setInRange("STRM2-1", round % 2 == 1)
+      clock.advance(by: .seconds(1))
+    }
+    let events = world.worldEvents
+    #expect(world.changeCount >= first + 5)
+    #expect(events.count == 4)
+    // The latest, oldest first: the last reachability changes, in the order they happened.
+    #expect(events.map(\.time) == events.map(\.time).sorted())
+    #expect(events.last?.time == .seconds(4))
+  }
+
   @Test func connectToAnUnreachableReaderWaitsUntilItIsBack() {
     let w = World([m2])
     let host = w.listen()

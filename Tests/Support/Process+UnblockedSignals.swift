@@ -7,6 +7,10 @@ import Foundation
 #endif
 
 extension Process {
+  /// util-linux's `setpriv`: children start through it (`--pdeathsig`), and the tests that must meet file
+  /// permissions as root run a child through it as `nobody`.
+  public static let setpriv = "/usr/bin/setpriv"
+
   /// Starts the process with no signal blocked and, on Linux, bound to die with the test process;
   /// throws what `run()` throws.
   ///
@@ -26,11 +30,11 @@ extension Process {
   public func runWithSignalsUnblocked() throws {
     #if os(Linux)
       if let program = executableURL, FileManager.default.isExecutableFile(atPath: program.path),
-        FileManager.default.isExecutableFile(atPath: ChildSpawner.setpriv)
+        FileManager.default.isExecutableFile(atPath: Process.setpriv)
       {
         // Only a program that exists is wrapped: a missing one still makes `run()` throw.
         arguments = ["--pdeathsig", "KILL", "--", program.path] + (arguments ?? [])
-        executableURL = URL(fileURLWithPath: ChildSpawner.setpriv)
+        executableURL = URL(fileURLWithPath: Process.setpriv)
       }
       try ChildSpawner.shared.run(self)
     #else
@@ -48,7 +52,6 @@ extension Process {
   /// The one thread that starts the tests' children, alive as long as the process, with no signal
   /// blocked. Callers wait for their start; starts are taken one at a time, in order.
   final class ChildSpawner: @unchecked Sendable {
-    static let setpriv = "/usr/bin/setpriv"
     static let shared = ChildSpawner()
 
     /// One start: the process, then what `run()` threw; `done` is signalled once it returned.

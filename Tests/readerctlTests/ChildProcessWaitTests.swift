@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -56,6 +57,55 @@ import Testing
       try await child.exit(within: .milliseconds(200), grace: .milliseconds(300))
     }
     #expect(!child.isRunning && child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL)
+  }
+
+  @Test func onceAChildWasKilledAtItsLimitTheNextOnesGetTheShortLimitAndSaySo() async throws {
+    let gate = ChildProcessGate(width: 2)
+    #expect(gate.limit(.seconds(60)) == (.seconds(60), nil))
+    // `discover --timeout 0` runs until it is interrupted.
+    let hanging = ["discover", "--timeout", "0", "--speed", "50"]
+    await #expect(throws: ReaderctlProcess.Failure.self) {
+      try await ReaderctlProcess.run(hanging, timeout: 1, gate: gate)
+    }
+    let (limit, reason) = gate.limit(.seconds(60))
+    #expect(limit == ChildProcessGate.limitAfterAnOverrun)
+    #expect(reason?.contains("readerctl discover --timeout 0 --speed 50 was killed at its limit") == true)
+    #expect(gate.limit(.seconds(2)) == (.seconds(2), nil), "a limit shorter than the short one stays")
+    let started = ContinuousClock.now
+    let error = await #expect(throws: ReaderctlProcess.Failure.self) {
+      try await ReaderctlProcess.run(hanging, timeout: 60, gate: gate)
+    }
+    #expect(ContinuousClock.now - started < .seconds(30))
+    #expect(error?.description.contains("shortened from 60") == true, "\(String(describing: error))")
+    // A child that ends within the short limit still passes.
+    let quick = try await ReaderctlProcess.run(["ndef", "encode", "--text", "hi", "--hex"], timeout: 60, gate: gate)
+    #expect(quick.status == 0)
+  }
+
+  @Test func cancellingTheWaitingTaskKillsTheChildAtOnce() async throws {
+    let gate = ChildProcessGate(width: 2)
+    let running = Atomic<Bool>(false)
+    let started = ContinuousClock.now
+    let run = Task {
+      // `discover --timeout 0` runs until it is interrupted; `interruptWhen` is asked once it runs.
+      try await ReaderctlProcess.run(
+        ["discover", "--timeout", "0", "--speed", "50"], timeout: 60,
+        interruptWhen: {
+          running.store(true, ordering: .relaxed)
+          return false
+        }, gate: gate)
+    }
+    #expect(await eventually(within: .seconds(30)) { running.load(ordering: .relaxed) })
+    run.cancel()
+    await #expect(throws: CancellationError.self) { try await run.value }
+    #expect(ContinuousClock.now - started < .seconds(30), "the child was killed, not waited for to its limit")
+    // Cancelled before its child starts: the child is killed as it starts.
+    let early = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await ReaderctlProcess.run(["discover", "--timeout", "0", "--speed", "50"], timeout: 60, gate: gate)
+    }
+    await #expect(throws: CancellationError.self) { try await early.value }
+    #expect(ContinuousClock.now - started < .seconds(45))
   }
 
   @Test func aChildThatEndsInTimeIsNotSignalled() async throws {

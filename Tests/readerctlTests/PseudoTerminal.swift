@@ -111,29 +111,32 @@ enum PseudoTerminal {
     variables.removeValue(forKey: "COLUMNS")
     variables.removeValue(forKey: "LINES")
     variables.merge(environment) { $1 }
-    let spec: [String: Any] = [
-      "argv": [ReaderctlProcess.executable.path] + arguments, "env": variables, "rows": size.rows,
-      "cols": size.columns, "steps": steps.map(\.json), "timeout": timeout,
-    ]
-    let specText = String(decoding: try JSONSerialization.data(withJSONObject: spec), as: UTF8.self)
-
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = ["-c", script, specText]
     let stdout = Pipe()
     process.standardOutput = stdout
     process.standardInput = FileHandle.nullDevice
-    // The script gives readerctl `timeout` seconds; it gets some more of its own to report. Runs take
-    // turns with the other readerctl runs.
-    let data = try await ChildProcessGate.shared.withTurn {
+    // The script gives readerctl its limit; it gets some more of its own to report. Runs take turns with the
+    // other readerctl runs, and get a short limit once one of them was killed at its own.
+    let spec: [String: Any] = [
+      "argv": [ReaderctlProcess.executable.path] + arguments, "env": variables, "rows": size.rows,
+      "cols": size.columns, "steps": steps.map(\.json),
+    ]
+    let specText = String(decoding: try JSONSerialization.data(withJSONObject: spec), as: UTF8.self)
+    let (data, limit, shortened) = try await ChildProcessGate.shared.withTurn(killedOnCancel: { child in
+      let (limit, shortened) = ChildProcessGate.shared.limit(.seconds(timeout))
+      let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+      process.arguments = ["-c", script, specText, String(seconds)]
       try process.runWithSignalsUnblocked()
+      child.started(process)
+      defer { child.ended() }
       var data = Data()
-      try process.bounded(within: .seconds(timeout + 30)) {
+      try process.bounded(within: limit + .seconds(30)) {
         data = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
       }
-      return data
-    }
+      return (data, limit, shortened)
+    })
     guard process.terminationStatus == 0,
       let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
       let encoded = report["output"] as? String, let output = Data(base64Encoded: encoded),
@@ -148,9 +151,10 @@ enum PseudoTerminal {
         description: "never saw /\(failed)/ in: \(String(decoding: output, as: UTF8.self).debugDescription)")
     }
     if report["timedOut"] as? Bool == true {
+      ChildProcessGate.shared.noteOverrun(of: "readerctl \(arguments.joined(separator: " "))")
       throw Failure(
         description:
-          "readerctl did not exit within \(timeout) s; it wrote: \(String(decoding: output, as: UTF8.self).debugDescription)"
+          "readerctl did not exit within \(limit)\(shortened.map { " (\($0))" } ?? ""); it wrote: \(String(decoding: output, as: UTF8.self).debugDescription)"
       )
     }
     return Run(
@@ -188,7 +192,7 @@ enum PseudoTerminal {
 
     output = bytearray()
     eof = False
-    deadline = time.monotonic() + spec["timeout"]
+    deadline = time.monotonic() + float(sys.argv[2])
 
     def pump(until):
         global eof

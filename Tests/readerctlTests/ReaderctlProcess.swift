@@ -66,30 +66,33 @@ struct ReaderctlProcess {
   ///
   /// The whole run (its turn, the start, the polls for the marker or the condition, the wait for the
   /// exit) happens on a thread of its own, so it never holds a thread of the cooperative pool; runs
-  /// take turns through `ChildProcessGate.shared` (as many at once as there are cores); a run that
-  /// outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and throws a `Failure` naming it.
+  /// take turns through `gate` (`ChildProcessGate.shared`: as many at once as there are cores); a run that
+  /// outlives `timeout` seconds is killed (SIGTERM, then SIGKILL) and throws a `Failure` naming it. Once
+  /// a run was killed so, the runs after it get `ChildProcessGate.limitAfterAnOverrun` at most.
   /// `timeout` starts when the child starts: the wait for a turn is not counted by it, nor by a
-  /// suite's `workTimeLimit`.
+  /// suite's `workTimeLimit`. Cancelling the calling task (a time limit that ran out) kills the child
+  /// and throws `CancellationError`.
   static func run(
     _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], timeout: Double = 60,
     interruptAfter marker: String? = nil, interruptWhen ready: (@Sendable () -> Bool)? = nil,
     checkingEvery interval: Duration = .milliseconds(10), standardOutput: FileHandle? = nil,
     standardError: FileHandle? = nil,
-    closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl"
+    closing: [Int32] = [], asNobody: Bool = false, program: String = "readerctl", gate: ChildProcessGate = .shared
   ) async throws -> Result {
-    try await ChildProcessGate.shared.withTurn {
+    try await gate.withTurn(killedOnCancel: { child in
       try runNow(
         arguments, input: input, environment: environment, timeout: timeout, interruptAfter: marker,
         interruptWhen: ready, checkingEvery: interval, standardOutput: standardOutput, standardError: standardError,
-        closing: closing, asNobody: asNobody, program: program)
-    }
+        closing: closing, asNobody: asNobody, program: program, gate: gate, child: child)
+    })
   }
 
   /// `run`, on the calling thread, which is a thread of its own: it polls and waits.
   private static func runNow(
     _ arguments: [String], input: [UInt8], environment: [String: String], timeout: Double,
     interruptAfter marker: String?, interruptWhen ready: (@Sendable () -> Bool)?, checkingEvery interval: Duration,
-    standardOutput: FileHandle?, standardError: FileHandle?, closing: [Int32], asNobody: Bool, program: String
+    standardOutput: FileHandle?, standardError: FileHandle?, closing: [Int32], asNobody: Bool, program: String,
+    gate: ChildProcessGate, child: CancellableChild
   ) throws -> Result {
     let executable = Self.executable.deletingLastPathComponent().appendingPathComponent(program)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readerctl-\(UUID().uuidString)")
@@ -126,9 +129,12 @@ struct ReaderctlProcess {
     } catch {
       throw Failure(description: "cannot start \(executable.path): \(error)")
     }
+    child.started(process)
+    defer { child.ended() }
     let pid = process.processIdentifier
     let started = ContinuousClock.now
-    let deadline = started + .seconds(timeout)
+    let (limit, shortened) = gate.limit(.seconds(timeout))
+    let deadline = started + limit
     if let marker {
       // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
       while process.isRunning, ContinuousClock.now < deadline {
@@ -150,7 +156,9 @@ struct ReaderctlProcess {
     do {
       try process.waitForExit(within: max(deadline - .now, .zero))
     } catch is ChildProcessTimeout {
-      throw Failure(description: "readerctl \(arguments.joined(separator: " ")) was killed after \(timeout) s")
+      let command = "readerctl \(arguments.joined(separator: " "))"
+      gate.noteOverrun(of: command)
+      throw Failure(description: "\(command) was killed after \(limit)" + (shortened.map { " (\($0))" } ?? ""))
     }
     let ended = ContinuousClock.now
     return Result(
@@ -160,7 +168,7 @@ struct ReaderctlProcess {
   }
 
   /// `setpriv` (util-linux), which runs `readerctl` as `nobody` for `asNobody` when the tests run as root.
-  static let setpriv = "/usr/bin/setpriv"
+  static let setpriv = Process.setpriv
 
   /// Whether a run `asNobody` meets file permissions: the tests do not run as root, or can leave it.
   static var canMeetFilePermissions: Bool {

@@ -56,13 +56,22 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   private let core: Core
 
   /// Creates an empty world on `clock`, with randomness from `seed`, whose readers advertise about
-  /// once every `advertisingInterval` while a scan runs.
-  public init(clock: VirtualClock, seed: UInt64, advertisingInterval: Duration = defaultAdvertisingInterval) {
+  /// once every `advertisingInterval` while a scan runs; `worldEvents` keeps the latest `logCapacity`
+  /// events (at least one), so a world that runs for days stops growing.
+  public init(
+    clock: VirtualClock, seed: UInt64, advertisingInterval: Duration = defaultAdvertisingInterval,
+    logCapacity: Int = defaultLogCapacity
+  ) {
     self.clock = clock
     self.advertisingInterval = max(advertisingInterval, .microseconds(1))
     interval = SimulatedReaderStateMachine.Interval(self.advertisingInterval)
-    core = Core(clock: clock, interval: interval, world: World(random: SeededRandom(seed: seed)))
+    core = Core(
+      clock: clock, interval: interval,
+      world: World(random: SeededRandom(seed: seed), log: RecentLog(capacity: logCapacity)))
   }
+
+  /// How many of the latest events `worldEvents` keeps unless told.
+  public static let defaultLogCapacity = 10_000
 
   /// The advertising work each reader keeps holds the world's core, which holds it: the cycle is broken here,
   /// and the work still on the clock is dropped, so neither the core nor the clock outlives the world.
@@ -111,8 +120,8 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// Whether the host's radio is scanning.
   public var isScanning: Bool { core.world.withLock { $0.scanning } }
 
-  /// Everything that happened so far.
-  public var worldEvents: [WorldEvent] { core.world.withLock { $0.log } }
+  /// What happened so far, oldest first: the latest `logCapacity` events.
+  public var worldEvents: [WorldEvent] { core.world.withLock { $0.log.entries } }
 
   /// Moves a reader into or out of range. Leaving range drops its link (`bluetoothSignalLost`).
   public func setInRange(_ serialNumber: String, _ inRange: Bool) {
@@ -204,10 +213,10 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
     core.world.withLock { $0.entries[serialNumber]?.machine.install != nil }
   }
 
-  /// How many things have happened in the world so far (`worldEvents.count`, without the copy): every
-  /// change of a link, of a reader's reachability or of its version is one, so an unchanged count
+  /// How many things have happened in the world so far, the ones `worldEvents` no longer keeps included:
+  /// every change of a link, of a reader's reachability or of its version is one, so an unchanged count
   /// means none of them changed.
-  public var changeCount: Int { core.world.withLock { $0.log.count } }
+  public var changeCount: Int { core.world.withLock { $0.changes } }
 
   /// The reader's state at this instant as the world knows it (link, pending connect, reachability,
   /// reboot, version, install), for checks against the ground truth; `nil` for a reader the world does not have.
@@ -454,5 +463,6 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   private func record(_ serialNumber: String?, _ kind: String, in world: inout World) {
     world.log.append(WorldEvent(time: clock.elapsed, serialNumber: serialNumber, kind: kind))
+    world.changes += 1
   }
 }
