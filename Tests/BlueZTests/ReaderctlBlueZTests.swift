@@ -45,7 +45,7 @@ import Testing
       var stderr = Data()
       let (limit, shortened) = ChildProcessGate.shared.limit(.seconds(50))
       do {
-        try process.bounded(within: limit) {
+        try process.bounded(within: limit, grace: ChildProcessGate.shared.grace()) {
           stdout = out.fileHandleForReading.readDataToEndOfFile()
           stderr = err.fileHandleForReading.readDataToEndOfFile()
           process.waitUntilExit()

@@ -19,6 +19,8 @@ public final class ChildProcessGate: Sendable {
 
   /// The limit of every child started after one of this gate's children was killed at its own limit.
   public static let limitAfterAnOverrun = Duration.seconds(3)
+  /// The time between SIGTERM and SIGKILL for a child killed at its limit after such an overrun.
+  public static let graceAfterAnOverrun = Duration.milliseconds(500)
 
   private let permits: DispatchSemaphore
   /// The first child killed at its limit, by command line.
@@ -35,6 +37,13 @@ public final class ChildProcessGate: Sendable {
       return (requested, nil)
     }
     return (Self.limitAfterAnOverrun, "shortened from \(requested): \(overrun) was killed at its limit earlier")
+  }
+
+  /// The time a child killed at its limit gets between SIGTERM and SIGKILL: `requested`, or at most
+  /// `graceAfterAnOverrun` once a child of this gate has been killed at its limit (a build whose children
+  /// hang and ignore SIGTERM would otherwise spend that grace on every test).
+  public func grace(_ requested: Duration = .seconds(2)) -> Duration {
+    firstOverrun.withLock { $0 } == nil ? requested : min(requested, Self.graceAfterAnOverrun)
   }
 
   /// Notes that `command`, a child that took a turn here, was killed at its time limit: the children

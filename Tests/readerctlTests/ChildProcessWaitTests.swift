@@ -62,6 +62,7 @@ import Testing
   @Test func onceAChildWasKilledAtItsLimitTheNextOnesGetTheShortLimitAndSaySo() async throws {
     let gate = ChildProcessGate(width: 2)
     #expect(gate.limit(.seconds(60)) == (.seconds(60), nil))
+    #expect(gate.grace() == .seconds(2))
     // `discover --timeout 0` runs until it is interrupted.
     let hanging = ["discover", "--timeout", "0", "--speed", "50"]
     await #expect(throws: ReaderctlProcess.Failure.self) {
@@ -71,6 +72,7 @@ import Testing
     #expect(limit == ChildProcessGate.limitAfterAnOverrun)
     #expect(reason?.contains("readerctl discover --timeout 0 --speed 50 was killed at its limit") == true)
     #expect(gate.limit(.seconds(2)) == (.seconds(2), nil), "a limit shorter than the short one stays")
+    #expect(gate.grace() == ChildProcessGate.graceAfterAnOverrun)
     let started = ContinuousClock.now
     let error = await #expect(throws: ReaderctlProcess.Failure.self) {
       try await ReaderctlProcess.run(hanging, timeout: 60, gate: gate)

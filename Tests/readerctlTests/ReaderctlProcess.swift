@@ -134,6 +134,7 @@ struct ReaderctlProcess {
     let pid = process.processIdentifier
     let started = ContinuousClock.now
     let (limit, shortened) = gate.limit(.seconds(timeout))
+    let grace = gate.grace()
     let deadline = started + limit
     if let marker {
       // Polls the output file: the child writes it unbuffered, so the marker shows up as it is printed.
@@ -154,7 +155,7 @@ struct ReaderctlProcess {
       kill(pid, SIGINT)
     }
     do {
-      try process.waitForExit(within: max(deadline - .now, .zero))
+      try process.waitForExit(within: max(deadline - .now, .zero), grace: grace)
     } catch is ChildProcessTimeout {
       let command = "readerctl \(arguments.joined(separator: " "))"
       gate.noteOverrun(of: command)
