@@ -93,9 +93,8 @@ extension SimulatedBluetoothCentral {
     var handler: (@Sendable (BluetoothEvent) -> Void)?
     var linkHandler: (@Sendable (ReaderLinkEvent) -> Void)?
     var random: SeededRandom
-    /// The latest events; `changes` counts every one since the world began.
+    /// The latest events; `log.appended` counts every one since the world began.
     var log: RecentLog<WorldEvent>
-    var changes = 0
   }
 
   /// What the readers' advertising work reaches: the world's state, its clock and interval. Apart from the

@@ -216,7 +216,7 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
   /// How many things have happened in the world so far, the ones `worldEvents` no longer keeps included:
   /// every change of a link, of a reader's reachability or of its version is one, so an unchanged count
   /// means none of them changed.
-  public var changeCount: Int { core.world.withLock { $0.changes } }
+  public var changeCount: Int { core.world.withLock { $0.log.appended } }
 
   /// The reader's state at this instant as the world knows it (link, pending connect, reachability,
   /// reboot, version, install), for checks against the ground truth; `nil` for a reader the world does not have.
@@ -463,6 +463,5 @@ public final class SimulatedBluetoothCentral: BluetoothCentral, ReaderLink, Send
 
   private func record(_ serialNumber: String?, _ kind: String, in world: inout World) {
     world.log.append(WorldEvent(time: clock.elapsed, serialNumber: serialNumber, kind: kind))
-    world.changes += 1
   }
 }
